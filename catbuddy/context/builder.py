@@ -1,0 +1,276 @@
+"""ContextBuilder: the five-layer system prompt with an mtime fingerprint cache (DESIGN §2).
+
+Layers, in order, joined by a Markdown rule: identity, bootstrap files, memory, skills, runtime.
+The built prompt is cached under ``channel + fingerprint``; the fingerprint is made of the mtimes
+and sizes of every file that can change the prompt, so a hit reads no file and renders nothing,
+and an edit to any of those files shows up in the very next request.
+
+Volatile facts (the time, the channel) never enter the system prompt: they are appended to the
+user message as a ``[runtime: …]`` block, so the prompt prefix stays byte-identical and cacheable.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from catbuddy.config import Settings, config_files
+from catbuddy.resources import templates_dir
+from catbuddy.workspace import BOOTSTRAP_FILES, Workspace, is_default_memory
+
+LAYER_SEPARATOR = "\n\n---\n\n"
+LAYER_NAMES = ("identity", "bootstrap", "memory", "skills", "runtime")
+IDENTITY_TEMPLATE = "identity.md.j2"
+ASSISTANT_NAME = "catbuddy"
+RUNTIME_BLOCK_RE = re.compile(r"\n\n\[runtime: [^\]\n]*\]\s*\Z")
+CACHE_LIMIT = 16  # prompts kept per builder (channels × recent fingerprints)
+
+
+class RuntimeSource(Protocol):
+    """Anything that adds lines to the runtime layer (MCP servers, later others)."""
+
+    def runtime_lines(self) -> list[str]: ...
+
+    def runtime_fingerprint(self) -> str: ...
+
+
+@dataclass
+class Layer:
+    name: str
+    text: str
+    sources: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class BuiltPrompt:
+    text: str
+    layers: list[Layer]
+    channel: str
+
+    def layer(self, name: str) -> Layer | None:
+        return next((layer for layer in self.layers if layer.name == name), None)
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def read_text(path: Path) -> str:
+    """Every file the builder reads goes through here (tests count the calls)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def strip_runtime_block(text: str) -> str:
+    """The user's own words: a stored user message without its trailing ``[runtime: …]`` block."""
+    return RUNTIME_BLOCK_RE.sub("", text)
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self._clock = clock or (lambda: datetime.now().astimezone())
+        self._sources: list[RuntimeSource] = []
+        self._cache: dict[tuple[Any, ...], BuiltPrompt] = {}
+        self._skill_paths_key: tuple[Any, ...] | None = None
+        self._skill_paths: list[Path] = []
+        self._jinja: Any = None
+        self.hits = 0
+        self.misses = 0
+
+    # --- sources ------------------------------------------------------------------------------
+
+    def add_runtime_source(self, source: RuntimeSource) -> None:
+        self._sources.append(source)
+
+    def remove_runtime_source(self, source: RuntimeSource) -> None:
+        if source in self._sources:
+            self._sources.remove(source)
+
+    # --- fingerprint --------------------------------------------------------------------------
+
+    def _watched_files(self) -> list[Path]:
+        ws = self.workspace
+        files = [ws.work_root / "AGENTS.md", ws.project_dir / "AGENTS.md"]
+        files += [ws.project_dir / name for name in BOOTSTRAP_FILES if name != "AGENTS.md"]
+        files += [ws.global_workspace / "USER.md", ws.project_memory, ws.global_memory]
+        files += config_files(ws.home, ws.work_root)
+        return files
+
+    def _skill_roots(self) -> list[Path]:
+        from catbuddy.resources import workspace_defaults_dir
+
+        ws = self.workspace
+        return [workspace_defaults_dir() / "skills", ws.global_skills_dir, ws.project_skills_dir, ws.agents_skills_dir]
+
+    def _skill_files(self, roots_key: tuple[Any, ...]) -> list[Path]:
+        # Listing skill folders costs a directory scan; redo it only when a root's mtime changed
+        # (a skill folder added or removed). Each skill folder and SKILL.md is stat'ed every time.
+        if roots_key != self._skill_paths_key:
+            paths: list[Path] = []
+            for root in self._skill_roots():
+                try:
+                    entries = sorted(os.scandir(root), key=lambda e: e.name)
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.is_dir():
+                        paths += [Path(entry.path), Path(entry.path) / "SKILL.md"]
+            self._skill_paths, self._skill_paths_key = paths, roots_key
+        return self._skill_paths
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        roots_key = tuple(_stat_key(root) for root in self._skill_roots())
+        return (
+            str(self.workspace.work_root),
+            self.settings.context.global_user_profile,
+            tuple(_stat_key(path) for path in self._watched_files()),
+            roots_key,
+            tuple(_stat_key(path) for path in self._skill_files(roots_key)),
+            tuple(source.runtime_fingerprint() for source in self._sources),
+        )
+
+    # --- building -----------------------------------------------------------------------------
+
+    def build(self, channel: str = "tui") -> BuiltPrompt:
+        key = (channel, self.fingerprint())
+        cached = self._cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        built = self._assemble(channel)
+        if len(self._cache) >= CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[key] = built
+        return built
+
+    def system_prompt(self, channel: str = "tui") -> str:
+        return self.build(channel).text
+
+    def _assemble(self, channel: str) -> BuiltPrompt:
+        layers = [
+            self._identity_layer(channel),
+            self._bootstrap_layer(),
+            self._memory_layer(),
+            self._skills_layer(),
+            self._runtime_layer(),
+        ]
+        present = [layer for layer in layers if layer.text.strip()]
+        return BuiltPrompt(LAYER_SEPARATOR.join(layer.text for layer in present), layers, channel)
+
+    def _template_env(self) -> Any:
+        if self._jinja is None:
+            import jinja2
+
+            self._jinja = jinja2.Environment(
+                loader=jinja2.FileSystemLoader(str(templates_dir())),
+                keep_trailing_newline=False,
+                trim_blocks=True,
+                lstrip_blocks=True,
+                undefined=jinja2.StrictUndefined,
+            )
+        return self._jinja
+
+    def _identity_layer(self, channel: str) -> Layer:
+        template = self._template_env().get_template(IDENTITY_TEMPLATE)
+        text = template.render(
+            name=ASSISTANT_NAME,
+            os=f"{platform.system().lower()} {platform.release()}",
+            python_version=platform.python_version(),
+            work_root=str(self.workspace.work_root),
+            channel=channel,
+            executable=sys.executable,
+        )
+        return Layer("identity", text.strip(), [templates_dir() / IDENTITY_TEMPLATE])
+
+    def _bootstrap_layer(self) -> Layer:
+        parts: list[str] = []
+        sources: list[Path] = []
+        for name in BOOTSTRAP_FILES:
+            path = self.workspace.bootstrap_path(name, self.settings.context.global_user_profile)
+            content = read_text(path).strip()
+            if content:
+                parts.append(f"## {name}\n\n{content}")
+                sources.append(path)
+        return Layer("bootstrap", "\n\n".join(parts), sources)
+
+    def _memory_layer(self) -> Layer:
+        parts: list[str] = []
+        sources: list[Path] = []
+        for title, path in (
+            ("Long-Term Memory (You)", self.workspace.global_memory),
+            ("Project Memory", self.workspace.project_memory),
+        ):
+            content = read_text(path).strip()
+            if content and not is_default_memory(content):
+                parts.append(f"## {title}\n\n{content}")
+                sources.append(path)
+        return Layer("memory", "\n\n".join(parts), sources)
+
+    def _skills_layer(self) -> Layer:
+        from catbuddy.skills.loader import discover_skills
+
+        catalog = discover_skills(self.workspace)
+        parts: list[str] = []
+        sources: list[Path] = []
+        always = catalog.always_on()
+        if always:
+            bodies = [f"### {skill.name}\n\n{skill.body.strip()}" for skill in always]
+            parts.append("## Always-On Skills\n\n" + "\n\n".join(bodies))
+            sources += [skill.path for skill in always]
+        on_demand = catalog.on_demand()
+        if on_demand:
+            lines = [f"- {skill.name}: {skill.description}" for skill in on_demand]
+            parts.append(
+                "## Available Skills\n\nLoad a skill's instructions with the `skill` tool before using it.\n\n"
+                + "\n".join(lines)
+            )
+            sources += [skill.path for skill in on_demand]
+        return Layer("skills", "\n\n".join(parts), sources)
+
+    def _runtime_layer(self) -> Layer:
+        lines: list[str] = []
+        for source in self._sources:
+            lines += source.runtime_lines()
+        if not lines:
+            return Layer("runtime", "")
+        return Layer("runtime", "## Runtime Context\n\nConnected MCP servers and their tools:\n" + "\n".join(lines))
+
+    # --- the user message ---------------------------------------------------------------------
+
+    def runtime_block(self, channel: str) -> str:
+        now = self._clock()
+        return f"[runtime: time={now.isoformat(timespec='seconds')}, channel={channel}]"
+
+    def user_message(self, text: str, channel: str = "tui") -> dict[str, Any]:
+        """The current user message as sent and persisted: the text plus the runtime block."""
+        return {"role": "user", "content": f"{text}\n\n{self.runtime_block(channel)}"}
+
+
+def layer_token_sizes(prompt: BuiltPrompt, count_text: Callable[[str], int]) -> dict[str, int]:
+    return {layer.name: count_text(layer.text) for layer in prompt.layers}
+
+
+def layer_sources(layers: Sequence[Layer]) -> dict[str, list[str]]:
+    return {layer.name: [str(path) for path in layer.sources] for layer in layers}
