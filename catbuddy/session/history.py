@@ -1,0 +1,68 @@
+"""The working history rebuilt from session records: the latest summary plus what came after it.
+
+Compaction never rewrites the file (DESIGN §5, §6): the raw messages stay and a ``compaction`` record
+says which message the summary folds through. Rebuilding takes the newest compaction, because each
+summary already folds in the one before it. Healing (orphans, missing tool results) is governance's
+job and happens later, on every request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from catbuddy.session.records import CompactionRecord, MessageRecord, Record
+
+SUMMARY_PREFIX = "[Previous conversation summary]: "
+
+
+@dataclass
+class HistoryEntry:
+    id: str  # the message record id, e.g. "m000042"
+    message: dict[str, Any]  # the OpenAI dict as loaded (shared, not copied: do not mutate)
+
+
+@dataclass
+class WorkingHistory:
+    summary: str | None = None
+    summary_id: str | None = None  # id of the compaction record the summary comes from
+    entries: list[HistoryEntry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The messages after the summary, as OpenAI dicts (the summary itself is ``summary_message``)."""
+        return [entry.message for entry in self.entries]
+
+
+def summary_message(summary: str) -> dict[str, Any]:
+    """The pinned first user message that carries the rolling summary."""
+    return {"role": "user", "content": SUMMARY_PREFIX + summary}
+
+
+def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
+    messages: list[MessageRecord] = []
+    latest: CompactionRecord | None = None
+    for record in records:
+        if isinstance(record, MessageRecord):
+            messages.append(record)
+        elif isinstance(record, CompactionRecord):
+            latest = record
+
+    history = WorkingHistory()
+    start = 0
+    if latest is not None:
+        history.summary, history.summary_id = latest.summary, latest.id
+        position = next((i for i, m in enumerate(messages) if m.id == latest.folded_through), None)
+        if position is None:
+            # The folded message may sit on a corrupt line. Keeping everything loses nothing; the
+            # next compaction will fold it again.
+            history.problems.append(
+                f"compaction {latest.id} folds through message {latest.folded_through}, which is not in "
+                f"the session; keeping all {len(messages)} messages after the summary"
+            )
+        else:
+            start = position + 1
+    history.entries = [HistoryEntry(id=m.id, message=m.message) for m in messages[start:]]
+    return history

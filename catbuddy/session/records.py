@@ -1,0 +1,312 @@
+"""Session records (DESIGN §6) and the one tolerant JSONL reader.
+
+A session file holds one JSON object per line: a ``meta`` line, then ``message``, ``compaction`` and
+``event`` records in the order they happened. Reading never trusts the file: a torn last line (the
+process died mid-write), a corrupt line or a record missing a required field is skipped, counted and
+reported, and everything else still loads. Unknown record types are skipped quietly so that an older
+catbuddy can open a file written by a newer one.
+
+``read_session_file`` also reads plain OpenAI message lines (``{"role": ..., "content": ...}`` with no
+``type``), which is what ``catbuddy context --history FILE.jsonl`` accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+META = "meta"
+MESSAGE = "message"
+COMPACTION = "compaction"
+EVENT = "event"
+
+# Keys of the record envelope; a message dict may not use them or they would be ambiguous on disk.
+MESSAGE_ENVELOPE = frozenset({"type", "id", "ts"})
+COMPACTION_KEYS = frozenset({"type", "id", "ts", "summary", "folded_through"})
+EVENT_ENVELOPE = frozenset({"type", "ts", "kind"})
+META_KEYS = ("session_id", "created_at", "work_root", "model", "catbuddy_version")
+
+MAX_LISTED_PROBLEMS = 10  # more corrupt lines than this are summarised in one line
+
+# Defensive scrub for event records: things that look like API keys or bearer tokens.
+_SECRET_PATTERNS = (
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"), "sk-***"),
+    (re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE), "Bearer ***"),
+)
+_SECRET_KEYS = frozenset({"api_key", "apikey", "api-key", "x-api-key", "authorization", "password", "secret"})
+REDACTED = "***"
+
+
+class SessionError(Exception):
+    """Base of every session problem the CLI and TUI show to the user."""
+
+
+class SessionFileError(SessionError):
+    """A file cannot be read as a session at all (missing, unreadable, or not JSONL)."""
+
+
+class RecordError(ValueError):
+    """One JSON object is not a valid record; the reader reports it like a corrupt line."""
+
+
+@dataclass
+class MetaRecord:
+    session_id: str
+    created_at: str = ""
+    work_root: str = ""
+    model: str = ""
+    catbuddy_version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # fields a newer catbuddy may add
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": META, **{key: getattr(self, key) for key in META_KEYS}, **self.extra}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> MetaRecord:
+        values = {key: obj.get(key, "") for key in META_KEYS}
+        if not isinstance(values["session_id"], str) or not values["session_id"]:
+            raise RecordError("meta record without a session_id")
+        for key, value in values.items():
+            if not isinstance(value, str):
+                raise RecordError(f"meta field {key!r} should be a string, got {type(value).__name__}")
+        extra = {k: v for k, v in obj.items() if k != "type" and k not in META_KEYS}
+        return cls(**values, extra=extra)
+
+
+@dataclass
+class MessageRecord:
+    """One chat message; ``message`` is the OpenAI dict exactly as sent or received."""
+
+    id: str
+    ts: str | None
+    message: dict[str, Any]
+
+    @property
+    def role(self) -> str:
+        return str(self.message["role"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": MESSAGE, "id": self.id, "ts": self.ts, **self.message}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> MessageRecord:
+        record_id = obj.get("id")
+        if not isinstance(record_id, str) or not record_id:
+            raise RecordError("message record without an id")
+        if not isinstance(obj.get("role"), str):
+            raise RecordError(f"message {record_id} has no role")
+        message = {k: v for k, v in obj.items() if k not in MESSAGE_ENVELOPE}
+        return cls(id=record_id, ts=_ts(obj), message=message)
+
+
+@dataclass
+class CompactionRecord:
+    id: str
+    ts: str | None
+    summary: str
+    folded_through: str  # id of the last message the summary replaces
+    extra: dict[str, Any] = field(default_factory=dict)  # instructions, tokens_before, tokens_after, …
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": COMPACTION,
+            "id": self.id,
+            "ts": self.ts,
+            "summary": self.summary,
+            "folded_through": self.folded_through,
+            **self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> CompactionRecord:
+        record_id = obj.get("id")
+        if not isinstance(record_id, str) or not record_id:
+            raise RecordError("compaction record without an id")
+        summary, folded = obj.get("summary"), obj.get("folded_through")
+        if not isinstance(summary, str):
+            raise RecordError(f"compaction {record_id} has no summary")
+        if not isinstance(folded, str) or not folded:
+            raise RecordError(f"compaction {record_id} has no folded_through message id")
+        extra = {k: v for k, v in obj.items() if k not in COMPACTION_KEYS}
+        return cls(id=record_id, ts=_ts(obj), summary=summary, folded_through=folded, extra=extra)
+
+
+@dataclass
+class EventRecord:
+    """Something that happened besides messages: stop, error, governance report, approval, usage."""
+
+    ts: str | None
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": EVENT, "ts": self.ts, "kind": self.kind, **self.data}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> EventRecord:
+        kind = obj.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise RecordError("event record without a kind")
+        data = {k: v for k, v in obj.items() if k not in EVENT_ENVELOPE}
+        return cls(ts=_ts(obj), kind=kind, data=data)
+
+
+Record = MessageRecord | CompactionRecord | EventRecord
+
+_BODY_TYPES: dict[str, type[MessageRecord] | type[CompactionRecord] | type[EventRecord]] = {
+    MESSAGE: MessageRecord,
+    COMPACTION: CompactionRecord,
+    EVENT: EventRecord,
+}
+
+
+def _ts(obj: Mapping[str, Any]) -> str | None:
+    value = obj.get("ts")
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)  # a foreign file may use epoch numbers; keep them readable
+
+
+@dataclass
+class LoadResult:
+    path: Path
+    meta: MetaRecord | None = None
+    records: list[Record] = field(default_factory=list)  # messages, compactions, events, in file order
+    corrupt_lines: list[int] = field(default_factory=list)  # 1-based line numbers, torn tail included
+    truncated_tail: bool = False
+    unknown_records: int = 0  # records of types this version does not know (not corruption)
+    problems: list[str] = field(default_factory=list)  # human-readable, for the UI and `catbuddy context`
+
+    @property
+    def messages(self) -> list[MessageRecord]:
+        return [r for r in self.records if isinstance(r, MessageRecord)]
+
+
+def read_session_file(path: Path | str) -> LoadResult:
+    """Read a session JSONL (or plain OpenAI message lines) tolerantly; see the module docstring.
+
+    Raises ``SessionFileError`` when the file cannot be read, or when it has content but not one line is
+    a session record or a chat message (a JSON array, pretty-printed JSON, a binary file, …).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionFileError(f"{path}: no such session file") from None
+    except IsADirectoryError:
+        raise SessionFileError(
+            f"{path} is a directory, not a session file (expected a .jsonl file)"
+        ) from None
+    except OSError as exc:
+        raise SessionFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+
+    result = LoadResult(path=path)
+    lines = data.split(b"\n")  # never str.splitlines: it also splits on U+2028 and friends
+    last_index = len(lines) - 1  # after a final "\n" this is an empty string, not a line
+    recognised = 0
+    nonblank = 0
+    for index, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        nonblank += 1
+        lineno = index + 1
+        torn = index == last_index  # no newline after it: the write may have been cut short
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            _corrupt(result, lineno, torn, "not valid JSON")
+            continue
+        if not isinstance(obj, dict):
+            _corrupt(result, lineno, torn, f"a JSON {type(obj).__name__}, not an object")
+            continue
+        kind = obj.get("type")
+        if kind is None and "role" in obj:
+            kind = MESSAGE  # a plain OpenAI message line
+            obj = {"id": f"line{lineno}", **obj}
+        if not isinstance(kind, str):
+            _corrupt(result, lineno, torn, "no record type")
+            continue
+        recognised += 1
+        try:
+            if kind == META:
+                meta = MetaRecord.from_json(obj)
+                if result.meta is None:
+                    result.meta = meta
+                else:
+                    result.problems.append(f"line {lineno}: a second meta record, ignored")
+                continue
+            record_type = _BODY_TYPES.get(kind)
+            if record_type is None:
+                result.unknown_records += 1
+                continue
+            result.records.append(record_type.from_json(obj))
+        except RecordError as exc:
+            _corrupt(result, lineno, torn, str(exc))
+
+    if nonblank and not recognised:
+        raise SessionFileError(_not_jsonl_message(path, data, nonblank))
+    _summarise_problems(result)
+    return result
+
+
+def _corrupt(result: LoadResult, lineno: int, torn: bool, reason: str) -> None:
+    result.corrupt_lines.append(lineno)
+    if torn:
+        result.truncated_tail = True
+        result.problems.append(
+            f"line {lineno}: truncated last line ({reason}); the write was cut short, skipped"
+        )
+    else:
+        result.problems.append(f"line {lineno}: {reason}, skipped")
+
+
+def _summarise_problems(result: LoadResult) -> None:
+    if len(result.problems) > MAX_LISTED_PROBLEMS:
+        hidden = len(result.problems) - MAX_LISTED_PROBLEMS
+        result.problems[MAX_LISTED_PROBLEMS:] = [f"… and {hidden} more problems"]
+    if result.corrupt_lines:
+        total = len(result.corrupt_lines)
+        result.problems.insert(
+            0, f"{result.path.name}: {total} unreadable line{'s' if total > 1 else ''} skipped"
+        )
+
+
+def _not_jsonl_message(path: Path, data: bytes, nonblank: int) -> str:
+    head = data.lstrip()[:1]
+    hint = ""
+    if head == b"[":
+        hint = " It looks like a JSON array: write one message object per line instead."
+    elif head == b"{":
+        hint = " It looks like pretty-printed JSON: JSONL needs each object on a single line."
+    elif b"\x00" in data[:4096]:
+        hint = " It looks like a binary file."
+    return (
+        f"{path} is not a session file: expected JSONL, one JSON object per line (catbuddy session "
+        f"records or OpenAI chat messages with a 'role'), but none of its {nonblank} non-empty lines is one."
+        f"{hint}"
+    )
+
+
+def scrub_secrets(value: Any) -> Any:
+    """A copy of ``value`` with anything that looks like an API key or bearer token replaced.
+
+    Used on event records, which carry error texts and reports that may echo request headers. Messages
+    are never scrubbed: they must stay byte-identical to what the model was sent (prompt caching, and the
+    history the model saw), and a key the user pasted on purpose is the user's content.
+    """
+    if isinstance(value, str):
+        for pattern, replacement in _SECRET_PATTERNS:
+            value = pattern.sub(replacement, value)
+        return value
+    if isinstance(value, Mapping):
+        return {
+            key: REDACTED if str(key).lower() in _SECRET_KEYS and value[key] else scrub_secrets(value[key])
+            for key in value
+        }
+    if isinstance(value, list | tuple):
+        return [scrub_secrets(item) for item in value]
+    return value
