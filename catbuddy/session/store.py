@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from catbuddy import __version__
+from catbuddy.context.builder import strip_runtime_block
 from catbuddy.session.records import (
     COMPACTION_KEYS,
     EVENT_ENVELOPE,
@@ -46,7 +47,6 @@ MESSAGE_ID_PREFIX = "m"
 COMPACTION_ID_PREFIX = "c"
 ID_DIGITS = 6
 SESSION_ID_RANDOM_BYTES = 3  # six hex characters after the timestamp
-RUNTIME_BLOCK_MARK = "\n\n[runtime:"
 
 _SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # Record lines written by catbuddy always start with the type key, so listing can count messages by
@@ -401,16 +401,6 @@ def _user_text(line: bytes) -> str | None:
             p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
         )
     return strip_runtime_block(content).strip() if isinstance(content, str) else ""
-
-
-def strip_runtime_block(text: str) -> str:
-    """The user's text without the ``\\n\\n[runtime: …]`` block catbuddy appends to user messages."""
-    if text.startswith(RUNTIME_BLOCK_MARK.lstrip()) and text.rstrip().endswith("]"):
-        return ""
-    cut = text.rfind(RUNTIME_BLOCK_MARK)
-    if cut >= 0 and text.rstrip().endswith("]"):
-        return text[:cut]
-    return text
 
 
 def _parse_time(text: str) -> datetime | None:
