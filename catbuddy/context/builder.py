@@ -58,7 +58,7 @@ class BuiltPrompt:
         return next((layer for layer in self.layers if layer.name == name), None)
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+def _stat_key(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -93,7 +93,11 @@ class ContextBuilder:
         self._sources: list[RuntimeSource] = []
         self._cache: dict[tuple[Any, ...], BuiltPrompt] = {}
         self._skill_paths_key: tuple[Any, ...] | None = None
-        self._skill_paths: list[Path] = []
+        self._skill_paths: tuple[str, ...] = ()
+        # The work root and the user-profile switch are fixed for a builder, so the cache key only
+        # needs the file stats; the paths are computed once.
+        self._watch_paths = tuple(str(path) for path in self._watched_files())
+        self._skill_root_paths = tuple(str(path) for path in self._skill_roots())
         self._jinja: Any = None
         self.hits = 0
         self.misses = 0
@@ -123,30 +127,30 @@ class ContextBuilder:
         ws = self.workspace
         return [workspace_defaults_dir() / "skills", ws.global_skills_dir, ws.project_skills_dir, ws.agents_skills_dir]
 
-    def _skill_files(self, roots_key: tuple[Any, ...]) -> list[Path]:
+    def _skill_files(self, roots_key: tuple[Any, ...]) -> tuple[str, ...]:
         # Listing skill folders costs a directory scan; redo it only when a root's mtime changed
-        # (a skill folder added or removed). Each skill folder and SKILL.md is stat'ed every time.
+        # (a skill folder added or removed). Each SKILL.md is stat'ed every time; other files in a
+        # skill folder never reach the prompt.
         if roots_key != self._skill_paths_key:
-            paths: list[Path] = []
-            for root in self._skill_roots():
+            paths: list[str] = []
+            for root in self._skill_root_paths:
                 try:
                     entries = sorted(os.scandir(root), key=lambda e: e.name)
                 except OSError:
                     continue
                 for entry in entries:
                     if entry.is_dir():
-                        paths += [Path(entry.path), Path(entry.path) / "SKILL.md"]
-            self._skill_paths, self._skill_paths_key = paths, roots_key
+                        paths.append(os.path.join(entry.path, "SKILL.md"))
+            self._skill_paths, self._skill_paths_key = tuple(paths), roots_key
         return self._skill_paths
 
     def fingerprint(self) -> tuple[Any, ...]:
-        roots_key = tuple(_stat_key(root) for root in self._skill_roots())
+        """Stats only, on paths prepared once as strings: this runs before every request."""
+        roots_key = tuple(map(_stat_key, self._skill_root_paths))
         return (
-            str(self.workspace.work_root),
-            self.settings.context.global_user_profile,
-            tuple(_stat_key(path) for path in self._watched_files()),
+            tuple(map(_stat_key, self._watch_paths)),
             roots_key,
-            tuple(_stat_key(path) for path in self._skill_files(roots_key)),
+            tuple(map(_stat_key, self._skill_files(roots_key))),
             tuple(source.runtime_fingerprint() for source in self._sources),
         )
 
