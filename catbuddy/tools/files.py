@@ -1,0 +1,390 @@
+"""File tools: read_file, write_file, edit_file and list_dir, all behind the path guard."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.guard import display_path, resolve_path
+from catbuddy.tools.output import cut_line, truncate_lines
+
+READ_MAX_LINES = 2_000
+READ_MAX_BYTES = 256 * 1024
+READ_MAX_LINE_CHARS = 2_000
+BINARY_SNIFF_BYTES = 8 * 1024
+DIFF_MAX_LINES = 200  # diff lines returned to the model; the UI gets the whole diff
+CLOSEST_MAX_LINES = 30
+LIST_MAX_ENTRIES = 500
+LIST_DEFAULT_DEPTH = 2
+LIST_MAX_DEPTH = 10
+LIST_COUNT_CEILING = 20_000  # entries counted before we stop walking
+IGNORED_DIRS = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+     "dist", "build", ".tox", ".hg", ".svn"}
+)  # fmt: skip
+IGNORED_GLOBS = ("*.egg-info",)
+
+
+def is_ignored_dir(name: str) -> bool:
+    return name in IGNORED_DIRS or any(fnmatch.fnmatch(name, g) for g in IGNORED_GLOBS)
+
+
+# --- text files with their encoding and newlines ----------------------------------------------------
+
+
+@dataclass
+class TextFile:
+    text: str  # newlines normalised to "\n" when the file uses CRLF throughout
+    bom: bool
+    crlf: bool
+
+    def encode(self, text: str) -> bytes:
+        if self.crlf:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode("utf-8")
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+
+
+def load_text(path: Path, shown: str) -> TextFile:
+    data = path.read_bytes()
+    if looks_binary(data):
+        raise ToolError(f"{shown} is a binary file; read_file and edit_file only handle text.")
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        text = data[3 if bom else 0 :].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{shown} is not UTF-8 text (byte {exc.start}); it cannot be read or edited as text."
+        ) from None
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    return TextFile(text.replace("\r\n", "\n") if crlf else text, bom, crlf)
+
+
+def not_found(path: Path, shown: str) -> ToolError:
+    """A missing file, with the names in its folder that look like what was meant."""
+    folder = path.parent
+    hint = ""
+    if folder.is_dir():
+        names = [p.name for p in folder.iterdir()]
+        close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.5)
+        if close:
+            hint = " Did you mean: " + ", ".join(close) + "?"
+    else:
+        hint = " Its folder does not exist either; use list_dir to look around."
+    return ToolError(f"File not found: {shown}.{hint}")
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def number_lines(lines: list[str], first: int) -> str:
+    return "\n".join(f"{n:>6}\t{cut_line(line, READ_MAX_LINE_CHARS)}" for n, line in enumerate(lines, first))
+
+
+def _int_arg(args: dict[str, Any], key: str, default: int, minimum: int) -> int:
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ToolError(f"`{key}` must be an integer ≥ {minimum}, got {value!r}.")
+    return value
+
+
+# --- read_file --------------------------------------------------------------------------------------
+
+
+class ReadFileTool(Tool):
+    name = "read_file"
+    description = (
+        "Read a text file with line numbers (cat -n style). Reads up to 2,000 lines or 256 KB per call; "
+        "use `offset` (1-based line) and `limit` to read on. Binary files are refused."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the work root."},
+            "offset": {"type": "integer", "description": "First line to read (1-based). Default 1."},
+            "limit": {"type": "integer", "description": "Maximum number of lines. Default and cap 2000."},
+        },
+        "required": ["path"],
+    }
+    kind = ToolKind.READ
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve_path(ctx, args.get("path"), for_write=False)
+        shown = display_path(ctx, path)
+        offset = _int_arg(args, "offset", 1, 1)
+        limit = min(_int_arg(args, "limit", READ_MAX_LINES, 1), READ_MAX_LINES)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory; use list_dir to see what it holds.")
+        if not path.is_file():
+            raise not_found(path, shown)
+        lines, total, stop_reason = _read_lines(path, shown, offset, limit)
+        if total == 0:
+            return ToolResult(f"{shown} is empty.", meta={"lines": 0})
+        if not lines:
+            raise ToolError(f"offset {offset} is past the end of {shown}, which has {total:,} lines.")
+        body = number_lines(lines, offset)
+        last = offset + len(lines) - 1
+        if last < total:
+            why = "the 256 KB limit" if stop_reason == "bytes" else f"{len(lines):,} lines"
+            body += (
+                f"\n\n[Showing lines {offset:,}-{last:,} of {total:,} ({why}). "
+                f"Use offset={last + 1} to read on.]"
+            )
+        return ToolResult(body, meta={"lines": len(lines), "total_lines": total})
+
+
+def _read_lines(path: Path, shown: str, offset: int, limit: int) -> tuple[list[str], int, str]:
+    """The lines wanted, the file's line count, and what stopped the read ("lines"/"bytes"/"")."""
+    lines: list[str] = []
+    used = 0
+    stop = ""
+    total = 0
+    with path.open("rb") as handle:
+        if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+            raise ToolError(f"{shown} is a binary file; read_file only reads text.")
+        handle.seek(0)
+        for total, raw in enumerate(handle, 1):  # noqa: B007 - total is the line count afterwards
+            if total < offset or stop:
+                continue
+            if total == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise ToolError(f"{shown} is not UTF-8 text (line {total}); it looks binary.") from None
+            shown_line = cut_line(line, READ_MAX_LINE_CHARS)
+            if len(lines) >= limit:
+                stop = "lines"
+                continue
+            if used + len(shown_line.encode()) > READ_MAX_BYTES and lines:
+                stop = "bytes"
+                continue
+            used += len(shown_line.encode()) + 8
+            lines.append(line)
+    return lines, total, stop
+
+
+# --- write_file -------------------------------------------------------------------------------------
+
+
+class WriteFileTool(Tool):
+    name = "write_file"
+    description = (
+        "Write a whole file (creating parent folders). Overwrites an existing file; prefer edit_file for "
+        "changes to part of a file. `content` is required and written exactly as given."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the work root."},
+            "content": {"type": "string", "description": "The complete new content of the file."},
+        },
+        "required": ["path", "content"],
+    }
+    kind = ToolKind.EDIT
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        content = args.get("content")
+        if not isinstance(content, str):
+            # Never turn a missing argument into an empty file (a cut-off call would wipe the file).
+            raise ToolError(
+                "`content` is missing or not a string; nothing was written. Send the full content."
+            )
+        path = resolve_path(ctx, args.get("path"), for_write=True)
+        shown = display_path(ctx, path)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory; give a file path.")
+        existed = path.exists()
+        before: str | None = None
+        if existed:
+            data = path.read_bytes()
+            before = None if looks_binary(data) else data.decode("utf-8", errors="replace")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode("utf-8")
+        path.write_bytes(data)
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        size = f"{lines:,} lines, {len(data):,} bytes"
+        if not existed:
+            return ToolResult(f"Created {shown} ({size}).", meta={"created": True})
+        if before == content:
+            return ToolResult(f"Wrote {shown} ({size}); the content was unchanged.", meta={"created": False})
+        diff = unified_diff(before, content, shown) if before is not None else None
+        return ToolResult(f"Overwrote {shown} ({size}).", display=diff, meta={"created": False})
+
+
+# --- edit_file --------------------------------------------------------------------------------------
+
+
+class EditFileTool(Tool):
+    name = "edit_file"
+    description = (
+        "Replace an exact string in a file. `old_string` must match the file exactly (whitespace included) "
+        "and be unique, unless `replace_all` is true. Returns a unified diff. Read the file first."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the work root."},
+            "old_string": {"type": "string", "description": "The exact text to replace."},
+            "new_string": {"type": "string", "description": "The text to put in its place."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence. Default false."},
+        },
+        "required": ["path", "old_string", "new_string"],
+    }
+    kind = ToolKind.EDIT
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        old, new = args.get("old_string"), args.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise ToolError("`old_string` and `new_string` must both be strings.")
+        if not old:
+            raise ToolError("`old_string` is empty. To create or rewrite a whole file use write_file.")
+        if old == new:
+            raise ToolError("`old_string` and `new_string` are the same; nothing to change.")
+        path = resolve_path(ctx, args.get("path"), for_write=True)
+        shown = display_path(ctx, path)
+        if not path.is_file():
+            raise ToolError(f"{shown} is a directory.") if path.is_dir() else not_found(path, shown)
+        file = load_text(path, shown)
+        if file.crlf:  # the model writes "\n"; the file keeps its CRLF on the way out
+            old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+        text = file.text
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(_no_match_message(text, old, shown))
+        if count > 1 and not args.get("replace_all"):
+            lines = _match_lines(text, old)
+            raise ToolError(
+                f"old_string occurs {count} times in {shown} (lines {', '.join(map(str, lines))}). Include more "
+                "surrounding lines to make it unique, or set replace_all=true to replace every one."
+            )
+        first_line = text[: text.index(old)].count("\n") + 1
+        updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        path.write_bytes(file.encode(updated))
+        diff = unified_diff(text, updated, shown)
+        replaced = count if args.get("replace_all") else 1
+        summary = f"Edited {shown}: replaced {replaced} occurrence{'s' if replaced > 1 else ''} (first at line {first_line})."
+        capped = truncate_lines(diff, DIFF_MAX_LINES, "Read the file to see the rest.")
+        return ToolResult(f"{summary}\n\n{capped}", display=diff, meta={"replacements": replaced})
+
+
+def _match_lines(text: str, needle: str) -> list[int]:
+    lines, start = [], 0
+    while (index := text.find(needle, start)) >= 0:
+        lines.append(text.count("\n", 0, index) + 1)
+        start = index + max(len(needle), 1)
+    return lines
+
+
+def _no_match_message(text: str, old: str, shown: str) -> str:
+    """Show the region of the file most like old_string, so the model can copy the real text."""
+    lines = text.split("\n")
+    want = old.strip("\n").split("\n")
+    size = max(1, min(len(want), len(lines)))
+    target = "\n".join(want)
+    scored: list[tuple[float, int]] = []
+    for start in range(0, max(len(lines) - size + 1, 1)):
+        window = "\n".join(lines[start : start + size])
+        scored.append((difflib.SequenceMatcher(None, target, window).quick_ratio(), start))
+    best_ratio, best = 0.0, 0
+    for _, start in sorted(scored, reverse=True)[:8]:
+        ratio = difflib.SequenceMatcher(None, target, "\n".join(lines[start : start + size])).ratio()
+        if ratio > best_ratio:
+            best_ratio, best = ratio, start
+    message = f"old_string was not found in {shown}."
+    if best_ratio < 0.3:
+        return message + " Nothing in the file is close to it; read the file and copy the exact text."
+    region = lines[best : best + min(size, CLOSEST_MAX_LINES)]
+    hint = ""
+    if [w.strip() for w in want] == [r.strip() for r in lines[best : best + size]]:
+        hint = " It differs only in whitespace or indentation."
+    return (
+        f"{message} The closest match (lines {best + 1}-{best + len(region)}, {best_ratio:.0%} similar) is:{hint}\n"
+        f"{number_lines(region, best + 1)}\n"
+        "Copy the exact text (without the line-number prefix) into old_string and retry."
+    )
+
+
+# --- list_dir ---------------------------------------------------------------------------------------
+
+
+class ListDirTool(Tool):
+    name = "list_dir"
+    description = (
+        "List a directory as an indented tree (folders end with /), to a depth (default 2). Skips .git, "
+        "node_modules, virtualenvs, caches and build output. Capped at 500 entries."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": 'Directory, relative to the work root. Default ".".'},
+            "depth": {"type": "integer", "description": "How many levels to show (1-10). Default 2."},
+        },
+        "required": [],
+    }
+    kind = ToolKind.READ
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve_path(ctx, args.get("path") or ".", for_write=False)
+        shown = display_path(ctx, path)
+        depth = min(_int_arg(args, "depth", LIST_DEFAULT_DEPTH, 1), LIST_MAX_DEPTH)
+        if not path.exists():
+            raise not_found(path, shown)
+        if not path.is_dir():
+            raise ToolError(f"{shown} is a file, not a directory; use read_file.")
+        entries: list[str] = []
+        _walk(path, depth, 0, entries)
+        header = "./" if path == ctx.work_root.resolve() else f"{shown}/"
+        if not entries:
+            return ToolResult(f"{header}\n(empty)")
+        left_out = len(entries) - LIST_MAX_ENTRIES
+        body = header + "\n" + "\n".join(entries[:LIST_MAX_ENTRIES])
+        if left_out > 0:
+            more = f"{left_out:,}" if len(entries) < LIST_COUNT_CEILING else f"more than {left_out:,}"
+            body += f"\n[... {more} more entries not shown; list a subfolder or use a smaller depth.]"
+        return ToolResult(
+            body, meta={"entries": min(len(entries), LIST_MAX_ENTRIES), "left_out": max(left_out, 0)}
+        )
+
+
+def _walk(folder: Path, depth: int, level: int, out: list[str]) -> None:
+    """Append the entries below ``folder`` (up to a ceiling, so a huge tree is only counted so far)."""
+    try:
+        children = sorted(os.scandir(folder), key=lambda e: (not _is_dir(e), e.name.lower()))
+    except OSError as exc:
+        out.append(f"{'  ' * (level + 1)}[cannot list: {exc.strerror}]")
+        return
+    for entry in children:
+        if len(out) >= LIST_COUNT_CEILING:
+            return
+        is_dir = _is_dir(entry)
+        if is_dir and is_ignored_dir(entry.name):
+            continue
+        link = entry.is_symlink()
+        suffix = ("@" if link else "") + ("/" if is_dir else "")
+        out.append(f"{'  ' * (level + 1)}{entry.name}{suffix}")
+        if is_dir and not link and level + 1 < depth:  # symlinked folders are not followed: no loops
+            _walk(Path(entry.path), depth, level + 1, out)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False

@@ -1,0 +1,163 @@
+"""The exec tool: one bash command in the work root, in its own process group.
+
+``bash -c`` rather than ``bash -lc``: a login shell sources the user's profile files on every call,
+which is slow, may print banners or change directory, and makes results differ between machines.
+The environment catbuddy was started with is passed through, so PATH and virtualenvs still work.
+
+The whole process group is killed (SIGTERM, then SIGKILL after a grace period) on timeout and when
+the awaiting task is cancelled (Esc / stop), so no child keeps running behind the user's back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from typing import Any
+
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.guard import CommandChecker
+from catbuddy.tools.output import HeadTailBuffer
+
+EXEC_MAX_OUTPUT_CHARS = 30_000
+KILL_GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
+PIPE_DRAIN_SECONDS = 1.0  # after bash exits, how long background children may keep the pipe open
+READ_CHUNK = 65_536
+# Pagers and editors would wait for a terminal that is not there.
+NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+
+
+class ExecTool(Tool):
+    name = "exec"
+    description = (
+        "Run a bash command in the work root (non-interactive: stdin is empty). Returns stdout and stderr "
+        "merged, and the exit code. Default timeout 60 s, at most 600 s; on timeout the command and all "
+        "its children are killed. Output over 30,000 characters is cut in the middle."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line."},
+            "timeout": {"type": "number", "description": "Seconds before the command is killed. Default 60."},
+        },
+        "required": ["command"],
+    }
+    kind = ToolKind.EXEC
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError("`command` must be a non-empty string.")
+        settings = ctx.settings.tools
+        # The approval policy checked this already; checking again keeps exec safe on its own.
+        checker = CommandChecker(settings.deny_patterns, home=ctx.workspace.home, work_root=ctx.work_root)
+        _, reason = checker.check(command)
+        if reason:
+            raise ToolError(f"Refused: {reason}. This command is blocked in every approval mode.")
+        timeout, note = _timeout(args.get("timeout"), settings.exec_timeout, settings.exec_max_timeout)
+        return await run_command(command, str(ctx.work_root), timeout, note)
+
+
+def _timeout(value: Any, default: int, maximum: int) -> tuple[float, str]:
+    if value is None:
+        return float(default), ""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ToolError(f"`timeout` must be a positive number of seconds (at most {maximum}), got {value!r}.")
+    if value > maximum:
+        return float(maximum), f"(timeout capped at {maximum} s)"
+    return float(value), ""
+
+
+async def run_command(command: str, cwd: str, timeout: float, note: str = "") -> ToolResult:
+    env = {**os.environ, **NON_INTERACTIVE_ENV}
+    started = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so we can kill every child
+        )
+    except OSError as exc:
+        raise ToolError(f"Could not start bash: {exc}") from None
+    buffer = HeadTailBuffer()
+    reader = asyncio.create_task(_pump(proc, buffer))
+    timed_out = False
+    detached = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+            await kill_group(proc)
+        try:
+            # Background children (`server &`) may hold the pipe open after bash exits.
+            await asyncio.wait_for(asyncio.shield(reader), PIPE_DRAIN_SECONDS)
+        except TimeoutError:
+            detached = True
+            reader.cancel()
+    except asyncio.CancelledError:
+        reader.cancel()
+        await asyncio.shield(kill_group(proc))
+        raise
+    elapsed = time.monotonic() - started
+    return _result(buffer, proc.returncode, timed_out, detached, timeout, elapsed, note)
+
+
+async def _pump(proc: asyncio.subprocess.Process, buffer: HeadTailBuffer) -> None:
+    assert proc.stdout is not None
+    while chunk := await proc.stdout.read(READ_CHUNK):
+        buffer.feed(chunk)
+
+
+async def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is left after a grace period."""
+    pgid = proc.pid  # start_new_session: the group id is the leader's pid
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
+    # Children that ignore SIGTERM (or outlived bash) go now.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
+
+
+def _result(
+    buffer: HeadTailBuffer,
+    code: int | None,
+    timed_out: bool,
+    detached: bool,
+    timeout: float,
+    elapsed: float,
+    note: str,
+) -> ToolResult:
+    output = buffer.text(EXEC_MAX_OUTPUT_CHARS).rstrip("\n")
+    lines = [output if output else "(no output)", ""]
+    if timed_out:
+        lines.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
+    elif code is not None and code < 0:
+        lines.append(f"Killed by signal {-code} ({_signal_name(-code)}).")
+    else:
+        lines.append(f"Exit code: {code}")
+    if detached:
+        lines.append("Background processes still held the output open; their later output is not shown.")
+    if note:
+        lines.append(note)
+    meta = {"exit_code": code, "timed_out": timed_out, "elapsed": round(elapsed, 3)}
+    return ToolResult("\n".join(lines), meta=meta)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
