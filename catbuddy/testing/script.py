@@ -1,0 +1,291 @@
+"""Reply specs for the scripted LLM server: the dataclasses, readable constructors, and the JSON form.
+
+A script is a list of replies, one per chat request. Each reply is a ``ReplySpec`` or a *responder*,
+a callable ``(request_json) -> ReplySpec`` that decides from the request. The JSON form is described
+in ``catbuddy.testing.scripted_llm``'s docstring; ``load_script`` reads it and names any problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CHUNK_SIZE = 8
+EXHAUSTED_MODES = ("echo", "error")
+# The volatile block catbuddy appends to user messages; echo replies leave it out so demos read well.
+_RUNTIME_BLOCK = re.compile(r"\s*\[runtime:[^\]]*\]\s*$")
+
+
+class ScriptError(ValueError):
+    """A script (file or Python list) is malformed. The message says where and what was expected."""
+
+
+@dataclass(frozen=True)
+class ToolCallSpec:
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)  # a raw string is sent as is
+    id: str | None = None  # generated ("call_<n>") when not given
+
+    @property
+    def arguments_json(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """An HTTP error with an OpenAI error body: ``{"error": {"message", "type", "param", "code"}}``."""
+
+    status: int = 500
+    type: str | None = None  # default chosen from the status, as OpenAI does
+    code: str | None = None
+    message: str = ""
+    param: str | None = None
+    retry_after: float | None = None  # seconds, sent as Retry-After (and retry-after-ms)
+
+
+@dataclass(frozen=True)
+class ReplySpec:
+    text: str = ""
+    tool_calls: tuple[ToolCallSpec, ...] = ()
+    finish_reason: str | None = None  # default: "tool_calls" when there are calls, else "stop"
+    chunk_size: int = DEFAULT_CHUNK_SIZE  # characters of text / arguments per streamed delta
+    delay: float = 0.0  # seconds to sleep before each streamed chunk (slow streams)
+    error: ErrorSpec | None = None
+    interleave_tool_calls: bool = False  # mix argument fragments of parallel calls (some servers do)
+    disconnect_after: int | None = None  # drop the connection after this many chunks (broken streams)
+
+    @property
+    def resolved_finish_reason(self) -> str:
+        if self.finish_reason:
+            return self.finish_reason
+        return "tool_calls" if self.tool_calls else "stop"
+
+
+Responder = Callable[[dict[str, Any]], ReplySpec]
+ScriptItem = ReplySpec | Responder
+
+
+class Reply:
+    """Readable constructors for tests: ``Reply.text("hi")``, ``Reply.tool_call(...)``, ``Reply.error(429)``."""
+
+    @staticmethod
+    def text(text: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE, delay: float = 0.0, **kw: Any) -> ReplySpec:
+        return ReplySpec(text=text, chunk_size=chunk_size, delay=delay, **kw)
+
+    @staticmethod
+    def tool_call(
+        name: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        id: str | None = None,
+        text: str = "",
+        **kw: Any,
+    ) -> ReplySpec:
+        call = ToolCallSpec(name=name, arguments={} if arguments is None else arguments, id=id)
+        return ReplySpec(text=text, tool_calls=(call,), **kw)
+
+    @staticmethod
+    def tool_calls(
+        *calls: ToolCallSpec | tuple[str, Mapping[str, Any] | str], text: str = "", **kw: Any
+    ) -> ReplySpec:
+        specs = tuple(
+            c if isinstance(c, ToolCallSpec) else ToolCallSpec(name=c[0], arguments=c[1]) for c in calls
+        )
+        return ReplySpec(text=text, tool_calls=specs, **kw)
+
+    @staticmethod
+    def error(
+        status: int = 500,
+        message: str = "",
+        *,
+        type: str | None = None,
+        code: str | None = None,
+        param: str | None = None,
+        retry_after: float | None = None,
+    ) -> ReplySpec:
+        return ReplySpec(error=ErrorSpec(status, type, code, message, param, retry_after))
+
+    @staticmethod
+    def context_length_exceeded(message: str = "") -> ReplySpec:
+        text = message or "This model's maximum context length has been exceeded. Please reduce the length."
+        return Reply.error(400, text, code="context_length_exceeded", param="messages")
+
+    @staticmethod
+    def echo(request: dict[str, Any]) -> ReplySpec:
+        """A responder that repeats the last user message: the default once a script runs out."""
+        return ReplySpec(text=f"Echo: {last_user_text(request)}")
+
+
+def last_user_text(request: Mapping[str, Any]) -> str:
+    from catbuddy.context.tokens import content_text
+
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return _RUNTIME_BLOCK.sub("", content_text(message.get("content")))
+    return "(no user message)"
+
+
+# --- the JSON form -------------------------------------------------------------------------------
+
+REPLY_KEYS = {
+    "text": str,
+    "tool_calls": list,
+    "finish_reason": str,
+    "chunk_size": int,
+    "delay": (int, float),
+    "error": dict,
+    "interleave_tool_calls": bool,
+    "disconnect_after": int,
+}
+TOOL_CALL_KEYS = {"id": str, "name": str, "arguments": (dict, str)}
+ERROR_KEYS = {
+    "status": int,
+    "type": str,
+    "code": str,
+    "message": str,
+    "param": str,
+    "retry_after": (int, float),
+}
+SCRIPT_KEYS = ("replies", "exhausted", "context_window", "prompt_token_factor", "api_key", "models")
+
+
+@dataclass
+class ScriptFile:
+    """A parsed script file: the replies and the server options it may carry."""
+
+    replies: list[ReplySpec]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _check_keys(where: str, data: Any, schema: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ScriptError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    for key, value in data.items():
+        if key not in schema:
+            raise ScriptError(f"{where}: unknown key {key!r}; allowed keys: {', '.join(schema)}")
+        expected = schema[key]
+        if isinstance(value, bool) and expected is not bool and bool not in _as_tuple(expected):
+            raise ScriptError(f"{where}.{key}: expected {_type_names(expected)}, got a boolean")
+        if not isinstance(value, expected):
+            raise ScriptError(f"{where}.{key}: expected {_type_names(expected)}, got {type(value).__name__}")
+    return data
+
+
+def _as_tuple(expected: Any) -> tuple[type, ...]:
+    return expected if isinstance(expected, tuple) else (expected,)
+
+
+def _type_names(expected: Any) -> str:
+    names = {
+        "str": "a string",
+        "int": "an integer",
+        "float": "a number",
+        "dict": "an object",
+        "list": "a list",
+    }
+    names["bool"] = "true or false"
+    return " or ".join(names.get(t.__name__, t.__name__) for t in _as_tuple(expected))
+
+
+def reply_from_json(data: Any, where: str = "reply") -> ReplySpec:
+    """One reply from its JSON form; a bare string is a text reply."""
+    if isinstance(data, str):
+        return ReplySpec(text=data)
+    data = _check_keys(where, data, REPLY_KEYS)
+    calls = []
+    for i, raw in enumerate(data.get("tool_calls", [])):
+        call = _check_keys(f"{where}.tool_calls[{i}]", raw, TOOL_CALL_KEYS)
+        if not call.get("name"):
+            raise ScriptError(f"{where}.tool_calls[{i}]: `name` is required (the tool to call)")
+        calls.append(ToolCallSpec(name=call["name"], arguments=call.get("arguments", {}), id=call.get("id")))
+    error = None
+    if "error" in data:
+        raw_error = _check_keys(f"{where}.error", data["error"], ERROR_KEYS)
+        status = raw_error.get("status", 500)
+        if not 400 <= status <= 599:
+            raise ScriptError(f"{where}.error.status: expected an HTTP error status 400-599, got {status}")
+        error = ErrorSpec(**raw_error)
+    chunk_size = data.get("chunk_size", DEFAULT_CHUNK_SIZE)
+    if chunk_size < 1:
+        raise ScriptError(f"{where}.chunk_size: expected an integer ≥ 1, got {chunk_size}")
+    if data.get("delay", 0) < 0:
+        raise ScriptError(f"{where}.delay: expected a number ≥ 0 (seconds), got {data['delay']}")
+    if not data.get("text") and not calls and error is None:
+        raise ScriptError(f"{where}: a reply needs `text`, `tool_calls` or `error`")
+    return ReplySpec(
+        text=data.get("text", ""),
+        tool_calls=tuple(calls),
+        finish_reason=data.get("finish_reason"),
+        chunk_size=chunk_size,
+        delay=float(data.get("delay", 0.0)),
+        error=error,
+        interleave_tool_calls=data.get("interleave_tool_calls", False),
+        disconnect_after=data.get("disconnect_after"),
+    )
+
+
+def script_from_json(data: Any, source: str = "script") -> ScriptFile:
+    """A script is a list of replies, or an object with ``replies`` and server options."""
+    options: dict[str, Any] = {}
+    if isinstance(data, dict):
+        unknown = [k for k in data if k not in SCRIPT_KEYS]
+        if unknown:
+            raise ScriptError(f"{source}: unknown key {unknown[0]!r}; allowed keys: {', '.join(SCRIPT_KEYS)}")
+        if "replies" not in data:
+            raise ScriptError(f"{source}: an object script needs a `replies` list")
+        options = {k: v for k, v in data.items() if k != "replies"}
+        _check_options(source, options)
+        data = data["replies"]
+    if not isinstance(data, list):
+        raise ScriptError(f"{source}: expected a list of replies (or an object with `replies`)")
+    replies = [reply_from_json(item, f"{source}: reply #{i + 1}") for i, item in enumerate(data)]
+    return ScriptFile(replies, options)
+
+
+def _check_options(source: str, options: dict[str, Any]) -> None:
+    if options.get("exhausted", "echo") not in EXHAUSTED_MODES:
+        raise ScriptError(f"{source}: `exhausted` must be one of {', '.join(EXHAUSTED_MODES)}")
+    window = options.get("context_window")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ScriptError(f"{source}: `context_window` must be a positive integer, got {window!r}")
+    factor = options.get("prompt_token_factor", 1.0)
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or factor <= 0:
+        raise ScriptError(f"{source}: `prompt_token_factor` must be a positive number, got {factor!r}")
+    if "api_key" in options and not isinstance(options["api_key"], str):
+        raise ScriptError(f"{source}: `api_key` must be a string")
+    models = options.get("models")
+    if models is not None and (not isinstance(models, list) or not all(isinstance(m, str) for m in models)):
+        raise ScriptError(f"{source}: `models` must be a list of model names")
+
+
+def load_script(path: str | Path) -> ScriptFile:
+    """Read a JSON script file; every problem is reported as a ScriptError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScriptError(f"{path}: cannot read the script file ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScriptError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    return script_from_json(data, str(path))
+
+
+def as_script(items: Sequence[ScriptItem | Mapping[str, Any] | str]) -> list[ScriptItem]:
+    """Accept ReplySpecs, responders, or JSON-form dicts/strings, so tests can mix them."""
+    script: list[ScriptItem] = []
+    for i, item in enumerate(items):
+        if isinstance(item, ReplySpec) or callable(item):
+            script.append(item)
+        else:
+            script.append(reply_from_json(item, f"reply #{i + 1}"))
+    return script
