@@ -1,0 +1,440 @@
+"""catbuddy's Textual TUI: paints first, then opens the session and streams the loop's events in.
+
+Events arrive from the AgentLoop in the app's own asyncio loop; they are queued and applied by one
+pump task, which writes streamed text to the reply's MarkdownStream at most every ``FLUSH_INTERVAL``
+so typing stays responsive however fast the model streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Button, OptionList, TextArea
+
+from catbuddy.agent import events as ev
+from catbuddy.config import Settings
+from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
+from catbuddy.tui.screens.setup import SetupResult, SetupScreen
+from catbuddy.tui.slash import SlashCommands
+from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock, strip_runtime
+from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
+from catbuddy.tui.widgets.status import StatusBar
+from catbuddy.tui.widgets.transcript import Transcript
+from catbuddy.workspace import Workspace
+
+FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
+EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
+
+LoopFactory = Callable[..., Any]
+
+
+def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any) -> Any:
+    from catbuddy.agent.loop import AgentLoop
+
+    return AgentLoop(workspace, settings, channel="tui", **kwargs)
+
+
+class CatbuddyApp(SlashCommands):
+    CSS_PATH = "app.tcss"
+    TITLE = "catbuddy"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("escape", "escape", "Stop / clear", show=False),
+        Binding("ctrl+c", "ctrl_c", "Exit", show=False, priority=True),
+        Binding("ctrl+l", "focus_prompt", "Input", show=False),
+    ]
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        *,
+        resume: str | None = None,
+        continue_latest: bool = False,
+        loop_factory: LoopFactory = default_loop_factory,
+        approval_arm_delay: float = ARM_DELAY,
+    ) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.settings = settings
+        self.resume_id = resume
+        self.continue_latest = continue_latest
+        self.loop_factory = loop_factory
+        self.approval_arm_delay = approval_arm_delay
+        self.loop: Any = None
+        self.session_id: str | None = None
+        self.first_frame_at: float | None = None
+        self._pending_inputs: list[str] = []  # typed before the loop was ready
+        self._events: list[ev.Event] = []
+        self._wake = asyncio.Event()
+        self._reply: AssistantBlock | None = None
+        self._tools: dict[str, ToolBlock] = {}
+        self._approvals: dict[str, ApprovalScreen] = {}
+        self._last_ctrl_c = 0.0
+        self._closed = False
+
+    # --- layout and start-up ------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        yield PromptBox()
+        yield Transcript()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def prompt(self) -> PromptArea:
+        return self.query_one(PromptArea)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    def on_mount(self) -> None:
+        self.status.set(model=self.settings.model or "", approval=self.settings.approval, state="starting")
+        self.prompt.focus()
+        self.run_worker(self._pump(), name="event-pump", group="pump")
+        if not self.settings.model_configured:
+            self.status.set(state="setup")
+            self.push_screen(
+                SetupScreen(
+                    self.workspace.home / "config.toml", self.settings.base_url, self.settings.api_key_env
+                ),
+                callback=self._setup_done,
+            )
+            return
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        self.first_frame_at = time.perf_counter()
+        self.run_worker(self._start_loop(), name="start-loop", group="loop")
+
+    def _setup_done(self, result: SetupResult | None) -> None:
+        if result is None:
+            return
+        self.settings = replace(
+            self.settings,
+            base_url=result.base_url,
+            model=result.model,
+            api_key_env=result.api_key_env,
+            api_key=result.api_key,
+        )
+        self.status.set(model=result.model)
+        self._after_first_frame()
+
+    async def _start_loop(self) -> None:
+        loop = self.loop_factory(
+            self.workspace, self.settings, resume=self.resume_id, continue_latest=self.continue_latest
+        )
+        loop.add_listener(self._on_loop_event)
+        try:
+            await loop.start()
+        except (
+            Exception
+        ) as exc:  # SessionLocked, SessionNotFound, bad config: nothing to run without a session
+            self.exit(None, return_code=1, message=f"catbuddy: {exc}")
+            return
+        self.loop = loop
+        await self.show_session()
+        pending, self._pending_inputs = self._pending_inputs, []
+        for text in pending:
+            loop.submit(text)
+        self.refresh_queue()
+
+    async def show_session(self) -> None:
+        """Mount the (newest part of the) session and fill the status bar."""
+        loop = self.loop
+        self.session_id = loop.session_id
+        self._reply = None
+        self._tools.clear()
+        await self.transcript.reset(loop.transcript())
+        self.status.set(
+            model=loop.model,
+            session_id=loop.session_id,
+            approval=loop.approval_mode,
+            state=_state(loop.state),
+        )
+        self.refresh_context()
+
+    def refresh_context(self) -> None:
+        """The status bar's context figures before the first request (no LLM call)."""
+        try:
+            report = self.loop.context_report()
+        except Exception as exc:  # a broken workspace file must not take the UI down
+            self.notice(f"Could not measure the context: {exc}", "warning")
+            return
+        self.status.set(used=report.used, budget=report.budget, compact_at=report.compact_threshold_tokens)
+
+    # --- events from the loop -----------------------------------------------------------------
+
+    def _on_loop_event(self, event: ev.Event) -> None:
+        self._events.append(event)
+        self._wake.set()
+
+    async def _pump(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._events = self._events, []
+            await self._apply(batch)
+            if any(isinstance(event, ev.TextDelta) for event in batch):
+                await asyncio.sleep(FLUSH_INTERVAL)  # let deltas pile up: one Markdown append per interval
+
+    async def _apply(self, batch: list[ev.Event]) -> None:
+        text: list[str] = []
+        for event in batch:
+            if isinstance(event, ev.TextDelta):
+                text.append(event.text)
+                continue
+            if text:
+                await self._stream("".join(text))
+                text = []
+            await self._handle(event)
+        if text:
+            await self._stream("".join(text))
+
+    async def _stream(self, text: str) -> None:
+        if self._reply is None:
+            self._reply = AssistantBlock()
+            await self.transcript.add(self._reply)
+        await self._reply.write(text)
+
+    async def _end_reply(self, final_text: str | None = None) -> None:
+        if self._reply is not None:
+            reply, self._reply = self._reply, None
+            await reply.finish(final_text)
+        elif final_text and final_text.strip():
+            await self.transcript.add(AssistantBlock(final_text))
+
+    async def _handle(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TurnStarted):
+            await self.transcript.add(UserBlock(strip_runtime(event.user_text), self.transcript.user_count))
+            self.transcript.user_count += 1
+            self.transcript.anchor()  # a new turn brings the view back to the bottom
+            self.refresh_queue()
+        elif isinstance(event, ev.StateChanged):
+            self.status.set(state=_state(event.new))
+            self.refresh_queue()
+        elif isinstance(event, ev.AssistantMessage):
+            await self._end_reply(_text_of(event.message))
+        elif isinstance(event, ev.ToolCallStarted):
+            await self._end_reply()
+            await self._tool_started(event.call_id, event.name, event.arguments, event.summary)
+        elif isinstance(event, ev.ToolCallFinished):
+            block = self._tools.pop(event.call_id, None)
+            if block is None:
+                block = await self._tool_started(event.call_id, event.name, "", "")
+                self._tools.pop(event.call_id, None)
+            block.finish(event.result, event.is_error, event.duration, event.display)
+        elif isinstance(event, ev.ApprovalRequested):
+            await self._ask_approval(event)
+        elif isinstance(event, ev.ContextStatus):
+            self.status.set(
+                used=event.used, budget=event.budget, compact_at=event.compact_at, model=event.model
+            )
+        elif isinstance(event, ev.GovernanceReported):
+            self.notice(f"⚙ {event.summary}", "info")
+        elif isinstance(event, ev.Notice):
+            self.notice(event.text, event.level)
+        elif isinstance(event, ev.Retrying):
+            self.notice(
+                f"↻ retrying in {event.delay:.0f}s (attempt {event.attempt}): {event.reason}", "warning"
+            )
+        elif isinstance(event, ev.CompactionFinished):
+            self._compaction_notice(event)
+        elif isinstance(event, ev.ErrorOccurred):
+            text = f"✗ {event.message}" + (f"\n  → {event.hint}" if event.hint else "")
+            self.notice(text, "error")
+        elif isinstance(event, ev.TurnEnded):
+            await self._turn_ended(event)
+
+    async def _tool_started(self, call_id: str, name: str, arguments: str, summary: str) -> ToolBlock:
+        block = self._tools.get(call_id)
+        if block is None:
+            block = ToolBlock(call_id, name, arguments, summary)
+            self._tools[call_id] = block
+            await self.transcript.add(block)
+        return block
+
+    async def _ask_approval(self, request: ev.ApprovalRequested) -> None:
+        block = await self._tool_started(
+            request.call_id, request.name, _json_arguments(request.arguments), request.summary
+        )
+        block.set_status("waiting")
+
+        def answered(decision: ev.ApprovalDecision | None) -> None:
+            self._approvals.pop(request.call_id, None)
+            if decision is None:
+                decision = ev.ApprovalDecision(ev.ApprovalChoice.DENY)
+            request.answer(decision)
+            if block.status == "waiting":
+                block.set_status("running" if decision.allowed else "error")
+            if decision.choice is ev.ApprovalChoice.ALLOW_SESSION and decision.pattern:
+                self.notice(f"Allowed for this session: {request.name} `{decision.pattern}`", "info")
+            self.prompt.focus()
+
+        screen = ApprovalScreen(request, self.approval_arm_delay)
+        self._approvals[request.call_id] = screen
+        await self.push_screen(screen, callback=answered)
+
+    def _compaction_notice(self, event: ev.CompactionFinished) -> None:
+        if event.ok:
+            saved = event.tokens_before - event.tokens_after
+            self.notice(
+                f"⚙ compacted {event.folded_messages} messages into a {event.summary_tokens:,}-token summary: "
+                f"{event.tokens_before:,} → {event.tokens_after:,} tokens ({saved:,} saved)",
+                "success",
+            )
+        else:
+            self.notice(f"Compaction failed: {event.message}", "warning")
+        if self.loop is not None:
+            self.refresh_context()
+
+    async def _turn_ended(self, event: ev.TurnEnded) -> None:
+        await self._end_reply()
+        for block in self._tools.values():
+            block.set_status("stopped")
+        self._tools.clear()
+        for screen in list(self._approvals.values()):
+            screen.dismiss(ev.ApprovalDecision(ev.ApprovalChoice.DENY))
+        self._approvals.clear()
+        if event.reason is ev.TurnEndReason.STOPPED:
+            self.notice("■ stopped", "warning")
+        elif event.reason is ev.TurnEndReason.ITERATION_CAP:
+            self.notice("Stopped after the iteration cap; say 'continue' to go on.", "warning")
+        self.refresh_queue()
+
+    def notice(self, text: str, level: str = "info") -> None:
+        self.run_worker(self.transcript.add(NoticeBlock(text, level)), group="notices")
+
+    def refresh_queue(self) -> None:
+        queued = list(self.loop.queued) if self.loop is not None else list(self._pending_inputs)
+        self.query_one(QueuedView).show(queued)
+        self.status.set(queued=len(queued))
+
+    # --- input ----------------------------------------------------------------------------------
+
+    async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
+        text = message.text
+        if await self.run_slash(text):
+            return
+        if self.loop is None:
+            self._pending_inputs.append(text)
+        else:
+            self.loop.submit(text)
+        self.refresh_queue()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if isinstance(event.option_list, Completer) and event.option.id:
+            self.prompt.load_text(f"/{event.option.id} ")
+            self.prompt.move_cursor(self.prompt.document.end)
+            self.prompt.focus()
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "load-earlier" and self.loop is not None:
+            await self.transcript.load_earlier(self.loop.transcript())
+
+    def running(self) -> bool:
+        return self.loop is not None and self.loop.state in (ev.LoopState.RUN, ev.LoopState.COMPACT)
+
+    def action_escape(self) -> None:
+        completer = self.query_one(Completer)
+        if completer.display:
+            completer.hide()
+        elif self.running():
+            self.action_stop()
+        else:
+            self.prompt.clear()
+
+    def action_stop(self) -> None:
+        if self.running():
+            self.status.set(state="stopping")
+            self.run_worker(self.loop.stop(), group="stop")
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.focus()
+
+    async def action_ctrl_c(self) -> None:
+        focused = self.focused
+        if isinstance(focused, TextArea) and focused.selected_text:
+            self.copy_to_clipboard(focused.selected_text)
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= EXIT_PRESS_WINDOW:
+            await self.quit()
+            return
+        self._last_ctrl_c = now
+        self.notify("Press Ctrl+C again to exit", timeout=EXIT_PRESS_WINDOW)
+
+    async def quit(self) -> None:
+        await self.shutdown()
+        self.exit(self.session_id)
+
+    async def shutdown(self) -> None:
+        if self._closed or self.loop is None:
+            return
+        self._closed = True
+        try:
+            await self.loop.aclose()
+        except Exception as exc:  # closing must not hide the resume command
+            self.log.error(f"closing the loop failed: {exc}")
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()
+
+
+def _state(state: Any) -> str:
+    return state.value if isinstance(state, ev.LoopState) else str(state)
+
+
+def _text_of(message: dict[str, Any]) -> str | None:
+    content = message.get("content")
+    return content if isinstance(content, str) and content.strip() else None
+
+
+def _json_arguments(arguments: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def run_tui(
+    workspace: Workspace,
+    settings: Settings,
+    *,
+    resume: str | None,
+    continue_latest: bool,
+    inline: bool,
+) -> str | None:
+    """Run the TUI until the user exits; returns the session id so the caller can print how to resume."""
+    app = CatbuddyApp(workspace, settings, resume=resume, continue_latest=continue_latest)
+    result = app.run(inline=inline)
+    return result or app.session_id
+
+
+def main() -> None:
+    """`python -m catbuddy.tui.app`: the TUI in the current directory (until the CLI calls run_tui)."""
+    import sys
+
+    from catbuddy.config import ConfigError, load_settings
+
+    workspace = Workspace.at()
+    try:
+        settings = load_settings(workspace.home, workspace.work_root)
+    except ConfigError as exc:
+        sys.exit(f"catbuddy: {exc}")
+    session = run_tui(workspace, settings, resume=None, continue_latest=False, inline="--inline" in sys.argv)
+    if session:
+        print(f"Resume this session with: catbuddy --resume {session}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""/edit and /memory: an in-app Markdown editor for workspace files; $EDITOR on Ctrl+E.
+
+The prompt builder rebuilds from disk on every call (fingerprint cache), so a save here is seen by the
+next turn without a restart.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static, TabbedContent, TabPane, TextArea
+
+
+@dataclass
+class EditableFile:
+    label: str
+    path: Path
+    initial: str  # what the editor opens with (the file, or the shipped default when it does not exist)
+
+
+def markdown_language_available() -> bool:
+    try:
+        from textual._tree_sitter import get_language
+    except ImportError:
+        return False
+    return get_language("markdown") is not None
+
+
+def _editor_area(file: EditableFile, index: int) -> TextArea:
+    language = "markdown" if markdown_language_available() else None
+    area = TextArea.code_editor(
+        file.initial, language=language, id=f"editor-{index}", soft_wrap=True, show_line_numbers=True
+    )
+    area.indent_type = "spaces"
+    return area
+
+
+class EditorScreen(ModalScreen[bool]):
+    """Returns True when something was saved."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "close", "Close", priority=True),
+        Binding("ctrl+e", "external", "$EDITOR", priority=True),
+    ]
+
+    def __init__(self, files: list[EditableFile], title: str) -> None:
+        super().__init__(id="editor-screen")
+        self.files = files
+        self.title_text = title
+        self.saved_any = False
+        self._confirm_discard = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="editor-box", classes="dialog"):
+            yield Static(Text(self.title_text, style="bold"), classes="dialog-title")
+            if len(self.files) == 1:
+                yield _editor_area(self.files[0], 0)
+            else:
+                with TabbedContent():
+                    for index, file in enumerate(self.files):
+                        with TabPane(file.label, id=f"tab-{index}"):
+                            yield _editor_area(file, index)
+            yield Static(self._help(), id="editor-status")
+
+    def _help(self, message: str = "") -> Text:
+        text = Text()
+        if message:
+            text.append(message + "   ", style="yellow")
+        text.append("Ctrl+S save · Esc close · Ctrl+E open in $EDITOR", style="dim")
+        return text
+
+    def on_mount(self) -> None:
+        self.query_one("#editor-0", TextArea).focus()
+
+    def area(self, index: int) -> TextArea:
+        return self.query_one(f"#editor-{index}", TextArea)
+
+    def dirty(self) -> list[int]:
+        return [
+            i
+            for i, file in enumerate(self.files)
+            if self.area(i).text != file.initial or not file.path.exists()
+        ]
+
+    def _set_status(self, message: str) -> None:
+        self.query_one("#editor-status", Static).update(self._help(message))
+
+    def action_save(self) -> None:
+        saved: list[str] = []
+        for index in self.dirty():
+            file = self.files[index]
+            text = self.area(index).text
+            file.path.parent.mkdir(parents=True, exist_ok=True)
+            file.path.write_text(text, encoding="utf-8")
+            file.initial = text
+            saved.append(str(file.path))
+        self.saved_any = self.saved_any or bool(saved)
+        self._confirm_discard = False
+        self._set_status("Saved " + ", ".join(saved) if saved else "Nothing to save")
+
+    def action_close(self) -> None:
+        changed = [i for i, file in enumerate(self.files) if self.area(i).text != file.initial]
+        if changed and not self._confirm_discard:
+            self._confirm_discard = True
+            self._set_status("Unsaved changes: Ctrl+S saves, Esc again discards")
+            return
+        self.dismiss(self.saved_any)
+
+    def _current_index(self) -> int:
+        if len(self.files) == 1:
+            return 0
+        active = self.query_one(TabbedContent).active
+        return int(active.removeprefix("tab-")) if active else 0
+
+    def action_external(self) -> None:
+        """Save, hand the file to $EDITOR (the app is suspended), then reload what it wrote."""
+        index = self._current_index()
+        file = self.files[index]
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self._set_status("Set $EDITOR (e.g. export EDITOR=vim) to edit outside the app")
+            return
+        file.path.parent.mkdir(parents=True, exist_ok=True)
+        file.path.write_text(self.area(index).text, encoding="utf-8")
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(editor), str(file.path)], check=False)
+        except Exception as exc:  # suspend is unsupported in some drivers (e.g. headless tests)
+            self._set_status(f"Could not run $EDITOR: {exc}")
+            return
+        text = file.path.read_text(encoding="utf-8")
+        file.initial = text
+        self.area(index).load_text(text)
+        self.saved_any = True
+        self._set_status(f"Reloaded {file.path} from $EDITOR")

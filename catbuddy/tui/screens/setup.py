@@ -1,0 +1,110 @@
+"""First run: endpoint, model and key, a connection test, then config.toml (existing keys kept)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Input, Label, Static
+
+from catbuddy.tui.setup_config import check_connection, update_config
+
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class SetupResult:
+    base_url: str
+    model: str
+    api_key_env: str
+    api_key: str | None  # the key to use now (typed, or from the environment variable)
+
+
+class SetupScreen(Screen[SetupResult]):
+    def __init__(self, config_path: Path, base_url: str | None, api_key_env: str) -> None:
+        super().__init__(id="setup")
+        self.config_path = config_path
+        self.initial_base_url = base_url or DEFAULT_ENDPOINT
+        self.initial_key_env = api_key_env
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="setup-box", classes="dialog"):
+            yield Static(Text("Welcome to catbuddy — connect a model", style="bold"), classes="dialog-title")
+            yield Static(
+                "Any OpenAI-compatible endpoint works: OpenAI, DeepSeek, OpenRouter, Ollama, vLLM, llama.cpp.",
+                classes="setup-help",
+            )
+            yield Label("Endpoint (base URL)")
+            yield Input(self.initial_base_url, id="setup-endpoint")
+            yield Label("Model")
+            yield Input(placeholder="e.g. gpt-4o, deepseek-chat, qwen2.5-coder", id="setup-model")
+            yield Label("API key environment variable")
+            yield Input(self.initial_key_env, id="setup-key-env")
+            yield Label("API key (optional: leave empty to read it from the variable above)")
+            yield Input(password=True, id="setup-key")
+            yield Checkbox("Store the key in config.toml (plain text, file mode 600)", id="setup-store-key")
+            with Horizontal(id="setup-buttons"):
+                yield Button("Test connection", id="setup-test")
+                yield Button("Save and start", id="setup-save", variant="primary")
+            yield Static("", id="setup-result")
+            yield Static(Text(f"Writes {self.config_path}", style="dim"), id="setup-path")
+
+    def on_mount(self) -> None:
+        self.query_one("#setup-model", Input).focus()
+
+    def _value(self, name: str) -> str:
+        return self.query_one(f"#setup-{name}", Input).value.strip()
+
+    def _key(self) -> str:
+        return self._value("key") or os.environ.get(self._value("key-env"), "")
+
+    def _say(self, message: str, ok: bool) -> None:
+        self.query_one("#setup-result", Static).update(Text(message, style="green" if ok else "red"))
+
+    def _problem(self) -> str:
+        if not self._value("endpoint").startswith(("http://", "https://")):
+            return "The endpoint must start with http:// or https://"
+        if not self._value("model"):
+            return "Enter a model name."
+        if not self._value("key-env") and not self._value("key"):
+            return "Give an API key or the environment variable that holds it."
+        return ""
+
+    @on(Button.Pressed, "#setup-test")
+    async def run_test(self) -> None:
+        problem = self._problem()
+        if problem:
+            self._say(problem, False)
+            return
+        self._say("Testing…", True)
+        result = await check_connection(self._value("endpoint"), self._key(), self._value("model"))
+        self._say(result.message, result.ok)
+
+    @on(Button.Pressed, "#setup-save")
+    @on(Input.Submitted)
+    def save(self) -> None:
+        problem = self._problem()
+        if problem:
+            self._say(problem, False)
+            return
+        values = {
+            "base_url": self._value("endpoint"),
+            "model": self._value("model"),
+            "api_key_env": self._value("key-env") or "OPENAI_API_KEY",
+        }
+        if self._value("key") and self.query_one("#setup-store-key", Checkbox).value:
+            values["api_key"] = self._value("key")
+        try:
+            update_config(self.config_path, values)
+        except (OSError, ValueError) as exc:
+            self._say(f"Could not write {self.config_path}: {exc}", False)
+            return
+        self.dismiss(
+            SetupResult(values["base_url"], values["model"], values["api_key_env"], self._key() or None)
+        )

@@ -1,0 +1,214 @@
+"""What each slash command does in the app (a mixin of CatbuddyApp; the table lives in commands.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+
+from catbuddy.agent import events as ev
+from catbuddy.config import APPROVAL_MODES
+from catbuddy.tui import commands
+from catbuddy.tui.screens.context import ContextScreen
+from catbuddy.tui.screens.editor import EditableFile, EditorScreen
+from catbuddy.tui.screens.sessions import SessionPicker
+from catbuddy.tui.widgets.messages import content_text
+from catbuddy.workspace import shipped_default
+
+COPY_FALLBACK_NAME = "last_reply.md"  # under the catbuddy home, for terminals without OSC 52
+
+HELP_KEYS = """Keys: Enter send · Shift+Enter / Ctrl+J newline · Up/Down history · Tab complete
+      Esc stop the turn (again: clear input) · Ctrl+C twice exit · click a tool call to expand it
+      Typing while the agent works queues your message for after the turn."""
+
+
+class SlashCommands(App[str | None]):
+    """Needs from the app: the loop, the workspace and settings, and the helpers declared below."""
+
+    if TYPE_CHECKING:
+        from catbuddy.config import Settings
+        from catbuddy.tui.widgets.prompt import PromptArea
+        from catbuddy.tui.widgets.status import StatusBar
+        from catbuddy.workspace import Workspace
+
+        loop: Any
+        workspace: Workspace
+        settings: Settings
+
+        @property
+        def prompt(self) -> PromptArea: ...
+        @property
+        def status(self) -> StatusBar: ...
+        def notice(self, text: str, level: str = "info") -> None: ...
+        def running(self) -> bool: ...
+        def action_stop(self) -> None: ...
+        def refresh_context(self) -> None: ...
+        async def quit(self) -> None: ...
+        async def show_session(self) -> None: ...
+
+    async def run_slash(self, text: str) -> bool:
+        """Run `text` if it is a slash command; False when it is a message for the model."""
+        parsed = commands.parse(text)
+        if parsed is None:
+            return False
+        handler = getattr(self, f"slash_{parsed.name}", None)
+        if handler is None or parsed.name not in commands.BY_NAME:
+            self.notice(commands.unknown_message(parsed.name), "warning")
+            return True
+        if self.loop is None and parsed.name not in ("help", "exit"):
+            self.notice("Still starting up; try again in a moment.", "warning")
+            return True
+        await handler(parsed.argument)
+        return True
+
+    async def slash_help(self, argument: str) -> None:
+        width = max(len(f"/{c.name} {c.usage}") for c in commands.COMMANDS)
+        lines = [f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}" for c in commands.COMMANDS]
+        self.notice("\n".join(lines) + "\n\n" + HELP_KEYS, "info")
+
+    async def slash_stop(self, argument: str) -> None:
+        if self.running():
+            self.action_stop()
+        else:
+            self.notice("Nothing is running.", "info")
+
+    async def slash_exit(self, argument: str) -> None:
+        await self.quit()
+
+    async def slash_new(self, argument: str) -> None:
+        if self.running():
+            await self.loop.stop()
+        await self.loop.new_session()
+        await self.show_session()
+        self.notice(f"New session {self.loop.session_id}", "success")
+
+    async def slash_compact(self, argument: str) -> None:
+        if self.loop.state is not ev.LoopState.IDLE:
+            self.notice("A turn is running: wait for it, or press Esc, then /compact.", "warning")
+            return
+        self.notice("Compacting…" + (f" (keeping: {argument})" if argument else ""), "info")
+        self.run_worker(self.loop.compact(argument or None), group="compact")
+
+    async def slash_context(self, argument: str) -> None:
+        await self.push_screen(ContextScreen(self.loop.context_report()))
+
+    def _editable(self, name: str) -> EditableFile:
+        path = self.workspace.editable_path(name, self.settings.context.global_user_profile)
+        text = path.read_text(encoding="utf-8") if path.is_file() else shipped_default(name)
+        return EditableFile(name, path, text)
+
+    def _editor_closed(self, saved: bool | None) -> None:
+        if saved:
+            self.notice("Saved. The next turn's prompt includes the change.", "success")
+            self.refresh_context()
+        self.prompt.focus()
+
+    async def slash_edit(self, argument: str) -> None:
+        name = commands.resolve_editable(argument)
+        if name is None:
+            choices = ", ".join(commands.EDITABLE_FILES)
+            shown = f"`{argument}` is not" if argument else "Name"
+            self.notice(f"{shown} a workspace file to edit: /edit one of {choices}", "warning")
+            return
+        file = self._editable(name)
+        await self.push_screen(EditorScreen([file], f"Edit {file.path}"), callback=self._editor_closed)
+
+    async def slash_memory(self, argument: str) -> None:
+        project = self.workspace.project_memory
+        global_ = self.workspace.global_memory
+        files = [
+            EditableFile(
+                "Project MEMORY.md",
+                project,
+                project.read_text(encoding="utf-8") if project.is_file() else shipped_default("MEMORY.md"),
+            ),
+            EditableFile(
+                "Global MEMORY.md",
+                global_,
+                global_.read_text(encoding="utf-8") if global_.is_file() else shipped_default("MEMORY.md"),
+            ),
+        ]
+        await self.push_screen(
+            EditorScreen(files, "Memory (both files reach the prompt)"), callback=self._editor_closed
+        )
+
+    async def slash_sessions(self, argument: str) -> None:
+        sessions = self.loop.list_sessions()
+        await self.push_screen(SessionPicker(sessions, self.loop.session_id), callback=self._picked_session)
+
+    async def slash_resume(self, argument: str) -> None:
+        if argument:
+            await self._resume(argument)
+        else:
+            await self.slash_sessions(argument)
+
+    def _picked_session(self, session_id: str | None) -> None:
+        if session_id and session_id != self.loop.session_id:
+            self.run_worker(self._resume(session_id), group="resume")
+        self.prompt.focus()
+
+    async def _resume(self, session_id: str) -> None:
+        if self.running():
+            await self.loop.stop()
+        try:
+            await self.loop.resume(session_id)
+        except Exception as exc:  # unknown id, locked by another catbuddy: say so, keep the current session
+            self.notice(f"Could not resume {session_id}: {exc}", "error")
+            return
+        await self.show_session()
+        self.notice(f"Resumed session {session_id}", "success")
+
+    async def slash_model(self, argument: str) -> None:
+        if not argument:
+            known = sorted(name for name in self.settings.models if name != "default")
+            extra = f" Configured: {', '.join(known)}." if known else ""
+            self.notice(f"Model: {self.loop.model}. Switch with /model NAME.{extra}", "info")
+            return
+        try:
+            self.loop.set_model(argument)
+        except ValueError as exc:
+            self.notice(str(exc), "error")
+            return
+        self.status.set(model=self.loop.model)
+        self.refresh_context()
+        self.notice(f"Model for this session: {self.loop.model}", "success")
+
+    async def slash_approval(self, argument: str) -> None:
+        if argument not in APPROVAL_MODES:
+            prefix = f"`{argument}` is not a mode. " if argument else ""
+            self.notice(
+                f"{prefix}Approval mode: {self.loop.approval_mode}. Choose with /approval "
+                + " | ".join(APPROVAL_MODES)
+                + "  (ask: exec and edits ask · auto-edit: edits allowed, exec asks · yolo: nothing asks)",
+                "info" if not argument else "warning",
+            )
+            return
+        self.loop.set_approval_mode(argument)
+        self.status.set(approval=self.loop.approval_mode)
+        self.notice(
+            f"Approval mode: {self.loop.approval_mode}", "warning" if argument == "yolo" else "success"
+        )
+
+    async def slash_copy(self, argument: str) -> None:
+        text = _last_reply(self.loop.transcript())
+        if not text:
+            self.notice("No reply to copy yet.", "info")
+            return
+        self.copy_to_clipboard(text)
+        fallback = self.workspace.home / COPY_FALLBACK_NAME
+        try:
+            fallback.parent.mkdir(parents=True, exist_ok=True)
+            fallback.write_text(text, encoding="utf-8")
+            where = f" If your terminal ignores OSC 52, it is also in {fallback}"
+        except OSError:
+            where = ""
+        self.notice(f"Copied the last reply ({len(text):,} characters) to the clipboard.{where}", "success")
+
+
+def _last_reply(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            text = content_text(message.get("content"))
+            if text.strip():
+                return text
+    return ""

@@ -1,0 +1,192 @@
+"""The blocks a transcript is made of: user messages, streamed replies, tool calls, notices."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from catbuddy.context.builder import strip_runtime_block
+
+SUMMARY_CHARS = 90  # key arguments shown on a collapsed tool block
+DETAIL_CHARS = 20_000  # an expanded result longer than this is cut (the model saw all of it)
+
+
+def strip_runtime(text: str) -> str:
+    """The user's words without the trailing `[runtime: …]` block the loop adds for the model."""
+    return strip_runtime_block(text)
+
+
+def content_text(content: Any) -> str:
+    """OpenAI message content as plain text (string, or a list of typed parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content)
+
+
+class TranscriptBlock:
+    """Mixin: where a block sits in the session, so pruned blocks can be re-mounted from the transcript."""
+
+    user_ordinal: int | None = None  # set on user blocks: how many user messages came before
+
+
+class UserBlock(Static, TranscriptBlock):
+    def __init__(self, text: str, ordinal: int | None = None) -> None:
+        super().__init__(Text(text), classes="user-block", markup=False)
+        self.user_ordinal = ordinal
+        self.text = text
+
+
+class AssistantBlock(Markdown, TranscriptBlock):
+    """A reply; while streaming, deltas go through a MarkdownStream so only the tail is re-parsed."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text or None, classes="assistant-block")
+        self._stream: MarkdownStream | None = None
+        self.text = text
+
+    async def write(self, fragment: str) -> None:
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        self.text += fragment
+        await self._stream.write(fragment)
+
+    async def finish(self, final_text: str | None = None) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if final_text is not None and final_text.strip() != self.text.strip():
+            # Nothing (or something else) was streamed: show the stored message as it is.
+            self.text = final_text
+            await self.update(final_text)
+
+
+def _short_arguments(arguments: str | dict[str, Any]) -> str:
+    data: Any = arguments
+    if isinstance(arguments, str):
+        try:
+            data = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            data = arguments
+    if isinstance(data, dict):
+        parts = [
+            f"{key}={value!r}" if not isinstance(value, str) else f"{key}={value}"
+            for key, value in data.items()
+        ]
+        text = "  ".join(parts)
+    else:
+        text = str(data)
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+def _pretty_arguments(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, TypeError):
+        return arguments
+
+
+class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
+    """A tool call on one line (name, key arguments, status, duration); Enter or a click shows it all."""
+
+    BINDINGS = [("enter", "toggle_details", "Expand")]
+
+    def __init__(self, call_id: str, name: str, arguments: str, summary: str = "") -> None:
+        super().__init__(classes="tool-block")
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.summary = summary or _short_arguments(arguments)
+        self.status = "running"
+        self.result = ""
+        self.display_text: str | None = None
+        self.duration = 0.0
+        self.expanded = False
+        self._header = Static(self._header_text(), classes="tool-header")
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._header
+
+    def _header_text(self) -> Text:
+        marker = "▾" if self.expanded else "▸"
+        icon, style = {
+            "running": ("…", "yellow"),
+            "waiting": ("?", "magenta"),
+            "done": ("✓", "green"),
+            "error": ("✗", "red"),
+            "stopped": ("■", "dim"),
+        }[self.status]
+        text = Text()
+        text.append(f"{marker} ", style="dim")
+        text.append(self.tool_name, style="bold")
+        if self.summary:
+            text.append(f"  {self.summary}", style="dim")
+        text.append(f"  {icon}", style=style)
+        if self.status in ("done", "error") and self.duration:
+            text.append(f" {self.duration:.1f}s", style="dim")
+        if self.status == "waiting":
+            text.append(" waiting for approval", style="magenta")
+        return text
+
+    def refresh_header(self) -> None:
+        self._header.update(self._header_text())
+        self.set_class(self.status == "error", "error")
+
+    def set_status(self, status: str) -> None:
+        self.status = status
+        self.refresh_header()
+
+    def finish(self, result: str, is_error: bool, duration: float, display: str | None = None) -> None:
+        self.result = result
+        self.display_text = display
+        self.duration = duration
+        self.status = "error" if is_error else "done"
+        self.refresh_header()
+        if self.expanded:
+            self._show_details()
+
+    def on_click(self) -> None:
+        self.action_toggle_details()
+
+    def action_toggle_details(self) -> None:
+        self.expanded = not self.expanded
+        self.refresh_header()
+        if self.expanded:
+            self._show_details()
+        else:
+            self.query(".tool-details").remove()
+
+    def _show_details(self) -> None:
+        self.query(".tool-details").remove()
+        shown = self.display_text or self.result
+        if len(shown) > DETAIL_CHARS:
+            shown = shown[:DETAIL_CHARS] + f"\n… ({len(shown) - DETAIL_CHARS:,} more characters)"
+        lexer = "diff" if shown.startswith(("---", "@@", "diff ")) else "text"
+        details = Vertical(
+            Static(Syntax(_pretty_arguments(self.arguments), "json", word_wrap=True), classes="tool-args"),
+            Static(
+                Syntax(shown, lexer, word_wrap=True) if shown else Text("(no result yet)", style="dim"),
+                classes="tool-result",
+            ),
+            classes="tool-details",
+        )
+        self.mount(details)
+
+
+class NoticeBlock(Static, TranscriptBlock):
+    """Compaction, governance, retries, errors: one styled line (or a few)."""
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        super().__init__(Text(text), classes=f"notice notice-{level}", markup=False)
+        self.level = level
+        self.text = text

@@ -1,0 +1,192 @@
+"""The input: multi-line, history on Up/Down, slash-command completion, and the queue shown above it."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from catbuddy.tui import commands
+
+HISTORY_LIMIT = 500
+QUEUE_PREVIEW_CHARS = 100
+
+
+class PromptArea(TextArea):
+    """Enter sends; Shift+Enter (where the terminal reports it) and Ctrl+J insert a newline."""
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self) -> None:
+        super().__init__(id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.input_history: list[str] = []
+        self._history_pos: int | None = None
+        self._draft = ""
+
+    @property
+    def completer(self) -> Completer:
+        return self.app.query_one(Completer)
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        completer = self.completer
+        if completer.display and key in ("up", "down", "tab", "enter"):
+            self._stop(event)
+            if key == "up":
+                completer.action_cursor_up()
+            elif key == "down":
+                completer.action_cursor_down()
+            else:
+                self._accept_completion(run=key == "enter")
+            return
+        if key == "enter":
+            self._stop(event)
+            self.submit()
+            return
+        if key in ("shift+enter", "ctrl+j", "alt+enter"):
+            self._stop(event)
+            self.insert("\n")
+            return
+        if key == "up" and self.cursor_location[0] == 0 and self.input_history:
+            self._stop(event)
+            self.history_back()
+            return
+        if (
+            key == "down"
+            and self._history_pos is not None
+            and self.cursor_location[0] == self.document.line_count - 1
+        ):
+            self._stop(event)
+            self.history_forward()
+            return
+        await super()._on_key(event)
+
+    @staticmethod
+    def _stop(event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        if not self.input_history or self.input_history[-1] != text:
+            self.input_history.append(text)
+            del self.input_history[:-HISTORY_LIMIT]
+        self._history_pos = None
+        self.clear()
+        self.completer.hide()
+        self.post_message(self.Submitted(text))
+
+    def history_back(self) -> None:
+        if self._history_pos is None:
+            self._draft = self.text
+            self._history_pos = len(self.input_history)
+        if self._history_pos > 0:
+            self._history_pos -= 1
+            self._show(self.input_history[self._history_pos])
+
+    def history_forward(self) -> None:
+        if self._history_pos is None:
+            return
+        self._history_pos += 1
+        if self._history_pos >= len(self.input_history):
+            self._history_pos = None
+            self._show(self._draft)
+        else:
+            self._show(self.input_history[self._history_pos])
+
+    def _show(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def _accept_completion(self, run: bool) -> None:
+        name = self.completer.selected_name()
+        self.completer.hide()
+        if name is None:
+            return
+        command = commands.BY_NAME[name]
+        if run and not command.usage:
+            self.load_text(f"/{name}")
+            self.submit()
+            return
+        self._show(f"/{name} ")
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        text = self.text
+        if text.startswith("/") and " " not in text and "\n" not in text:
+            self.completer.show_for(text)
+        else:
+            self.completer.hide()
+
+
+class Completer(OptionList):
+    """Slash commands matching what was typed, each with its description."""
+
+    def __init__(self) -> None:
+        super().__init__(id="completer")
+        self.display = False
+        self.can_focus = False
+
+    def show_for(self, typed: str) -> None:
+        matches = commands.complete(typed)
+        if not matches or (
+            len(matches) == 1 and f"/{matches[0].name}" == typed.strip() and not matches[0].usage
+        ):
+            self.hide()
+            return
+        self.clear_options()
+        for command in matches:
+            label = Text()
+            label.append(f"/{command.name}", style="bold")
+            if command.usage:
+                label.append(f" {command.usage}", style="dim")
+            label.append(f"  {command.description}", style="italic")
+            self.add_option(Option(label, id=command.name))
+        self.highlighted = 0
+        self.display = True
+
+    def hide(self) -> None:
+        self.display = False
+
+    def selected_name(self) -> str | None:
+        if self.highlighted is None or not self.option_count:
+            return None
+        return self.get_option_at_index(self.highlighted).id
+
+
+class QueuedView(Static):
+    """Inputs typed while a turn runs, waiting their turn."""
+
+    def __init__(self) -> None:
+        super().__init__(id="queued")
+        self.display = False
+
+    def show(self, queued: list[str]) -> None:
+        self.display = bool(queued)
+        text = Text()
+        for index, item in enumerate(queued):
+            line = " ".join(item.split())
+            if len(line) > QUEUE_PREVIEW_CHARS:
+                line = line[: QUEUE_PREVIEW_CHARS - 1] + "…"
+            if index:
+                text.append("\n")
+            text.append("⏳ queued: ", style="yellow")
+            text.append(line, style="dim")
+        self.update(text)
+
+
+class PromptBox(Vertical):
+    def __init__(self) -> None:
+        super().__init__(id="prompt-box")
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield QueuedView()
+        yield Completer()
+        yield PromptArea()

@@ -1,0 +1,173 @@
+"""A stand-in AgentLoop for Pilot tests of pure UI pieces (snapshots need fixed ids and no clocks).
+
+It implements the AgentLoop surface the TUI uses; a test drives it by emitting events, as the real
+loop would. End-to-end behaviour is tested against the real AgentLoop and the scripted server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from catbuddy.agent import events as ev
+
+
+@dataclass
+class FakeLayer:
+    name: str
+    tokens: int
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FakeReport:
+    model: str = "scripted"
+    layers: list[FakeLayer] = field(
+        default_factory=lambda: [
+            FakeLayer("identity", 310),
+            FakeLayer("bootstrap", 1_240),
+            FakeLayer("memory", 180),
+            FakeLayer("skills", 420),
+            FakeLayer("runtime", 60),
+        ]
+    )
+    system_tokens: int = 2_210
+    tools_tokens: int = 1_530
+    summary_tokens: int = 0
+    history_tokens: int = 8_400
+    history_messages: int = 24
+    used: int = 12_140
+    budget: int = 26_624
+    compact_threshold_tokens: int = 21_299
+    compact_message_threshold: int = 50
+    calibration: float = 1.0
+    context_window: int = 32_768
+    max_output_tokens: int = 4_096
+
+
+@dataclass
+class FakeSession:
+    id: str
+    created_at: str
+    last_activity: str
+    message_count: int
+    first_user_message: str
+    size_bytes: int
+    model: str = "scripted"
+
+
+class FakeLoop:
+    def __init__(self, workspace: Any, settings: Any, **kwargs: Any) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.kwargs = kwargs
+        self.listeners: list[Any] = []
+        self.state = ev.LoopState.IDLE
+        self.session_id = "s-20250101-0001"
+        self.model = settings.model or "scripted"
+        self.approval_mode = settings.approval
+        self.queued: list[str] = []
+        self.submitted: list[str] = []
+        self.messages: list[dict[str, Any]] = []
+        self.sessions: list[FakeSession] = []
+        self.report = FakeReport()
+        self.stopped = 0
+        self.compacted: list[str | None] = []
+        self.resumed: list[str] = []
+        self.closed = False
+        self.turn = 0
+
+    async def start(self) -> None:
+        return None
+
+    def add_listener(self, callback: Any) -> None:
+        self.listeners.append(callback)
+
+    def remove_listener(self, callback: Any) -> None:
+        self.listeners.remove(callback)
+
+    def emit(self, event: ev.Event) -> None:
+        for callback in list(self.listeners):
+            callback(event)
+
+    def set_state(self, state: ev.LoopState) -> None:
+        old, self.state = self.state, state
+        self.emit(ev.StateChanged(old=old, new=state))
+
+    def set_model(self, name: str) -> None:
+        if not name.strip():
+            raise ValueError("model name must not be empty")
+        self.model = name
+
+    def set_approval_mode(self, mode: str) -> None:
+        self.approval_mode = mode
+
+    def submit(self, text: str) -> None:
+        self.submitted.append(text)
+        if self.state is ev.LoopState.IDLE:
+            self.begin_turn(text)
+        else:
+            self.queued.append(text)
+
+    def begin_turn(self, text: str) -> None:
+        self.turn += 1
+        self.messages.append({"role": "user", "content": text + "\n\n[runtime: time=fixed]"})
+        self.set_state(ev.LoopState.RUN)
+        self.emit(ev.TurnStarted(turn=self.turn, user_text=text))
+
+    def reply(self, text: str) -> None:
+        """Finish the running turn with a text reply (streamed in a few deltas)."""
+        for start in range(0, len(text), 16):
+            self.emit(ev.TextDelta(text=text[start : start + 16]))
+        message = {"role": "assistant", "content": text}
+        self.messages.append(message)
+        self.emit(ev.AssistantMessage(message=message))
+        self.end_turn(ev.TurnEndReason.DONE, text)
+
+    def end_turn(self, reason: ev.TurnEndReason, text: str = "") -> None:
+        self.emit(ev.TurnEnded(reason=reason, text=text))
+        self.set_state(ev.LoopState.IDLE)
+        if self.queued:
+            self.begin_turn(self.queued.pop(0))
+
+    async def stop(self) -> None:
+        self.stopped += 1
+        if self.state is not ev.LoopState.IDLE:
+            self.set_state(ev.LoopState.STOPPING)
+            self.emit(ev.TurnEnded(reason=ev.TurnEndReason.STOPPED))
+            self.set_state(ev.LoopState.IDLE)
+
+    async def compact(self, instructions: str | None = None) -> ev.CompactionFinished:
+        self.compacted.append(instructions)
+        event = ev.CompactionFinished(
+            ok=True, folded_messages=12, tokens_before=9_000, tokens_after=2_100, summary_tokens=640
+        )
+        self.emit(event)
+        return event
+
+    async def new_session(self) -> None:
+        self.session_id = "s-20250101-0002"
+        self.messages = []
+
+    async def resume(self, session_id: str) -> None:
+        known = {session.id for session in self.sessions}
+        if session_id not in known:
+            raise LookupError(f"no session {session_id}")
+        self.resumed.append(session_id)
+        self.session_id = session_id
+        self.messages = [
+            {"role": "user", "content": f"first message of {session_id}"},
+            {"role": "assistant", "content": "an earlier answer"},
+        ]
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return list(self.messages)
+
+    def context_report(self) -> FakeReport:
+        return self.report
+
+    def list_sessions(self) -> list[FakeSession]:
+        return list(self.sessions)
+
+    async def aclose(self) -> None:
+        self.closed = True
