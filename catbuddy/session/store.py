@@ -30,6 +30,7 @@ from catbuddy.context.builder import strip_runtime_block
 from catbuddy.session.records import (
     COMPACTION_KEYS,
     EVENT_ENVELOPE,
+    MESSAGE,
     MESSAGE_ENVELOPE,
     CompactionRecord,
     EventRecord,
@@ -53,6 +54,7 @@ _SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # prefix without parsing JSON (a quote inside a string value is always escaped, so this cannot match
 # inside content). The spaced form covers files written by json.dumps defaults.
 _MESSAGE_LINE_PREFIXES = (b'{"type":"message"', b'{"type": "message"')
+_USER_ROLE_KEYS = (b'"role":"user"', b'"role": "user"')
 
 
 class SessionLocked(SessionError):
@@ -348,36 +350,59 @@ def _highest_number(ids: Iterable[str], prefix: str) -> int:
 
 
 def _scan(path: Path, stat: os.stat_result) -> SessionInfo | None:
-    """Summarise one session file without locking or parsing every line."""
-    meta: MetaRecord | None = None
-    count = 0
-    first_user: str | None = None
+    """Summarise one session file without locking it and without parsing every line."""
     try:
-        with path.open("rb") as handle:
-            for index, line in enumerate(handle):
-                if index == 0:
-                    meta = _parse_meta(line)
-                if not line.startswith(_MESSAGE_LINE_PREFIXES):
-                    continue
-                if not line.rstrip().endswith(b"}"):
-                    continue  # a torn line
-                count += 1
-                if first_user is None and b'"user"' in line:
-                    first_user = _user_text(line)
+        data = path.read_bytes()
     except OSError:
         return None  # vanished or unreadable while listing: not worth failing the whole list
-    session_id = path.name[: -len(SESSION_SUFFIX)]
+    first_break = data.find(b"\n")
+    meta = _parse_meta(data if first_break < 0 else data[:first_break])
     return SessionInfo(
-        id=session_id,
+        id=path.name[: -len(SESSION_SUFFIX)],
         path=path,
         created_at=_parse_time(meta.created_at) if meta else None,
         last_activity=datetime.fromtimestamp(stat.st_mtime, UTC),
-        message_count=count,
-        first_user_message=first_user or "",
+        message_count=_count_messages(data),
+        first_user_message=_first_user_text(data),
         size_bytes=stat.st_size,
         model=meta.model if meta else "",
         work_root=meta.work_root if meta else "",
     )
+
+
+def _count_messages(data: bytes) -> int:
+    """Message lines, counted by prefix in C; a torn line (no closing brace) never counts."""
+    breaks = data.count(b"\n")
+    joined = data.count(b'}\n{"type"')  # a whole record followed by the start of the next one
+    if data.endswith((b"}\n", b"}")) and joined == breaks - data.endswith(b"\n"):
+        # The usual case: every line is a whole record, so counting prefixes is exact.
+        return sum(data.count(b"\n" + prefix) + data.startswith(prefix) for prefix in _MESSAGE_LINE_PREFIXES)
+    # A crash (or an editor) left a torn or odd line somewhere: look at each line.
+    return sum(
+        1
+        for line in data.split(b"\n")
+        if line.startswith(_MESSAGE_LINE_PREFIXES) and line.rstrip().endswith(b"}")
+    )
+
+
+def _first_user_text(data: bytes) -> str:
+    """The first user message's text. The role key can only appear unescaped as a real key (inside a
+    JSON string its quotes are escaped), so searching for it jumps straight to the candidate lines."""
+    start = 0
+    while True:
+        hit = -1
+        for needle in _USER_ROLE_KEYS:
+            found = data.find(needle, start, hit if hit >= 0 else len(data))
+            hit = found if found >= 0 else hit
+        if hit < 0:
+            return ""
+        line_start = data.rfind(b"\n", 0, hit) + 1
+        line_end = data.find(b"\n", hit)
+        line_end = len(data) if line_end < 0 else line_end
+        text = _user_text(data[line_start:line_end])
+        if text is not None:
+            return text
+        start = line_end
 
 
 def _parse_meta(line: bytes) -> MetaRecord | None:
@@ -393,7 +418,7 @@ def _user_text(line: bytes) -> str | None:
         obj = json.loads(line.decode("utf-8"))
     except ValueError:
         return None
-    if not isinstance(obj, dict) or obj.get("role") != "user":
+    if not isinstance(obj, dict) or obj.get("type", MESSAGE) != MESSAGE or obj.get("role") != "user":
         return None
     content = obj.get("content")
     if isinstance(content, list):  # content parts: keep the text ones

@@ -99,6 +99,15 @@ def test_a_corrupt_line_in_the_middle_is_skipped_and_counted(tmp_path: Path) -> 
     assert any(p.startswith("line 3: not valid JSON") for p in result.problems)
 
 
+def test_two_objects_glued_on_one_line_are_corrupt_not_half_read(tmp_path: Path) -> None:
+    glued = json.dumps(message(2)) + json.dumps(message(3))
+    path = write_lines(tmp_path / "s.jsonl", [json.dumps(META), json.dumps(message(1)), glued])
+    result = read_session_file(path)
+    assert [m.id for m in result.messages] == ["m000001"]
+    assert result.corrupt_lines == [3]
+    assert any("extra data" in p for p in result.problems)
+
+
 def test_a_record_missing_a_required_field_is_skipped_like_a_corrupt_line(tmp_path: Path) -> None:
     no_role = {"type": "message", "id": "m000002", "ts": None, "content": "who said this?"}
     no_kind = {"type": "event", "ts": None, "detail": "x"}

@@ -301,6 +301,10 @@ def test_listing_takes_no_lock_and_ignores_torn_lines(store: SessionStore, tmp_p
             handle.write(b'{"type":"message","id":"m000002","ts":"x","role":"assis')
         (info,) = store.list()  # works while the session is open and locked
     assert info.message_count == 1
+    with store.open(session.id) as again:  # the torn line now sits in the middle of the file
+        again.append_message({"role": "assistant", "content": "hello"})
+    (info,) = store.list()
+    assert info.message_count == 2
 
 
 def test_latest_can_be_limited_to_a_work_root(store: SessionStore, tmp_path: Path) -> None:
