@@ -113,6 +113,7 @@ class Session:
         self._file: BinaryIO | None = path.open("ab")
         self._next_message = next_message
         self._next_compaction = next_compaction
+        self._write_failed = False
 
     @property
     def closed(self) -> bool:
@@ -124,8 +125,8 @@ class Session:
             raise ValueError(f"a message needs a string 'role', got {message.get('role')!r}")
         _check_reserved("message", message, MESSAGE_ENVELOPE)
         record = MessageRecord(id=self._new_id(MESSAGE_ID_PREFIX), ts=now_ts(), message=dict(message))
+        self._next_message += 1  # even if the write fails: it may have reached the disk
         self._write(record.to_json())
-        self._next_message += 1
         return record.id
 
     def append_compaction(self, summary: str, folded_through: str, **extra: Any) -> str:
@@ -140,8 +141,8 @@ class Session:
             folded_through=folded_through,
             extra=extra,
         )
+        self._next_compaction += 1  # even if the write fails: it may have reached the disk
         self._write(record.to_json())
-        self._next_compaction += 1
         return record.id
 
     def append_event(self, kind: str, **data: Any) -> None:
@@ -180,9 +181,17 @@ class Session:
     def _write(self, obj: dict[str, Any]) -> None:
         if self._file is None:
             raise SessionClosed(f"session {self.id} is closed; open it again to append")
-        self._file.write(_encode_line(obj))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = _encode_line(obj)
+        if self._write_failed:
+            line = b"\n" + line  # a failed write (disk full, …) may have left half a line behind
+        try:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError:
+            self._write_failed = True
+            raise
+        self._write_failed = False
 
 
 class SessionStore:

@@ -323,3 +323,25 @@ def test_latest_can_be_limited_to_a_work_root(store: SessionStore, tmp_path: Pat
 def test_listing_an_empty_or_missing_directory_gives_nothing(tmp_path: Path) -> None:
     assert SessionStore(tmp_path / "none").list() == []
     assert SessionStore(tmp_path / "none").latest() is None
+
+
+def test_a_failed_write_does_not_glue_the_next_record_onto_its_remains(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = store.create(tmp_path, "m")
+    real_fsync = os.fsync
+
+    def disk_full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        session.append_message({"role": "user", "content": "lost?"})
+    with session.path.open("ab") as handle:  # what a short write leaves behind
+        handle.truncate(session.path.stat().st_size - 10)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert session.append_message({"role": "user", "content": "after the failure"}) == "m000002"
+    session.close()
+    loaded = read_session_file(session.path)
+    assert [m.message["content"] for m in loaded.messages] == ["after the failure"]
+    assert len(loaded.corrupt_lines) == 1
