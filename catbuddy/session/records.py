@@ -30,6 +30,7 @@ COMPACTION_KEYS = frozenset({"type", "id", "ts", "summary", "folded_through"})
 EVENT_ENVELOPE = frozenset({"type", "ts", "kind"})
 META_KEYS = ("session_id", "created_at", "work_root", "model", "catbuddy_version")
 
+UTF8_BOM = b"\xef\xbb\xbf"
 MAX_LISTED_PROBLEMS = 10  # more corrupt lines than this are summarised in one line
 
 # Defensive scrub for event records: things that look like API keys or bearer tokens.
@@ -207,6 +208,7 @@ def read_session_file(path: Path | str) -> LoadResult:
         raise SessionFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
     result = LoadResult(path=path)
+    data = data.removeprefix(UTF8_BOM)  # files saved by some Windows editors start with one
     lines = data.split(b"\n")  # never str.splitlines: it also splits on U+2028 and friends
     last_index = len(lines) - 1  # after a final "\n" this is an empty string, not a line
     recognised = 0

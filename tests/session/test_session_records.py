@@ -152,6 +152,14 @@ def test_a_file_of_plain_openai_message_lines_without_meta_loads(tmp_path: Path)
     assert result.problems == []
 
 
+def test_a_leading_utf8_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"role": "user", "content": "hi"}).encode() + b"\r\n")
+    result = read_session_file(path)
+    assert [m.message for m in result.messages] == [{"role": "user", "content": "hi"}]
+    assert result.problems == []
+
+
 def test_a_json_array_is_refused_with_an_error_naming_the_file_and_the_expected_format(
     tmp_path: Path,
 ) -> None:
