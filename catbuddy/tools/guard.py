@@ -68,10 +68,10 @@ class GuardDecision:
 
 
 def protected_dirs(home: Path | None) -> list[Path]:
-    """Where catbuddy keeps session files: the configured home's, and the default home's."""
+    """Where catbuddy keeps session files: the configured home's, $CATBUDDY_HOME's and ~/.catbuddy's."""
     from catbuddy.workspace import default_home
 
-    homes = [default_home()] + ([home] if home is not None else [])
+    homes = [Path.home() / ".catbuddy", default_home()] + ([home] if home is not None else [])
     seen: list[Path] = []
     for item in homes:
         path = (item / SESSION_DIR_NAME).expanduser().resolve()
