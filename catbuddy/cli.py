@@ -69,7 +69,9 @@ def load(
         try:
             workspace.ensure_home()
         except OSError as exc:
-            raise fail(f"cannot create {workspace.home}: {exc}. Set CATBUDDY_HOME to a writable folder.") from None
+            raise fail(
+                f"cannot create {workspace.home}: {exc}. Set CATBUDDY_HOME to a writable folder."
+            ) from None
     return workspace, settings
 
 
@@ -80,8 +82,12 @@ def version_callback(value: bool) -> None:
 
 
 CwdOption = Annotated[Path | None, typer.Option("--cwd", help="Work root (default: the current directory).")]
-ModelOption = Annotated[str | None, typer.Option("--model", "-m", help="Model name (overrides config and CATBUDDY_MODEL).")]
-BaseUrlOption = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides OPENAI_BASE_URL).")]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model name (overrides config and CATBUDDY_MODEL).")
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides OPENAI_BASE_URL).")
+]
 ApprovalOption = Annotated[
     str | None, typer.Option("--approval", "-a", help="Approval mode: ask, auto-edit or yolo.")
 ]
@@ -95,9 +101,15 @@ def main_callback(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     approval: ApprovalOption = None,
-    continue_latest: Annotated[bool, typer.Option("--continue", "-c", help="Resume the latest session here.")] = False,
-    resume: Annotated[str | None, typer.Option("--resume", "-r", help="Resume the session with this id.")] = None,
-    inline: Annotated[bool, typer.Option("--inline", help="Run inline in the terminal's scrollback.")] = False,
+    continue_latest: Annotated[
+        bool, typer.Option("--continue", "-c", help="Resume the latest session here.")
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option("--resume", "-r", help="Resume the session with this id.")
+    ] = None,
+    inline: Annotated[
+        bool, typer.Option("--inline", help="Run inline in the terminal's scrollback.")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Show the version.")
     ] = False,
@@ -140,7 +152,9 @@ def _read_request(source: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise fail(f"{source} is not valid JSON ({exc}). Expected {{\"messages\": [...], \"tools\": [...]}}.", EXIT_USAGE) from None
+        raise fail(
+            f'{source} is not valid JSON ({exc}). Expected {{"messages": [...], "tools": [...]}}.', EXIT_USAGE
+        ) from None
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
@@ -165,7 +179,11 @@ def count(
 
     workspace, settings = load(ctx, model=model, ensure_home=False)
     request = _read_request(source)
-    model_name = request.get("model") if not (model or settings.model) and request.get("model") else settings.model_name
+    model_name = (
+        request.get("model")
+        if not (model or settings.model) and request.get("model")
+        else settings.model_name
+    )
     counter = counter_for(settings.encoding_for(model_name))
     breakdown = counter.breakdown(request["messages"], request.get("tools"))
     if as_json:
@@ -180,6 +198,192 @@ def count(
         typer.echo(json.dumps(out, indent=2))
     else:
         typer.echo(str(breakdown.total))
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    cwd: CwdOption = None,
+    model: ModelOption = None,
+    history: Annotated[
+        Path | None, typer.Option("--history", help="A session JSONL file: show its governed history too.")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="A session id of this directory.")
+    ] = None,
+    window: Annotated[
+        int | None, typer.Option("--window", min=256, help="Override the context window.")
+    ] = None,
+    max_output: Annotated[
+        int | None, typer.Option("--max-output", min=0, help="Override max output tokens.")
+    ] = None,
+    channel: Annotated[
+        str, typer.Option("--channel", help="Channel the identity layer renders for.")
+    ] = "tui",
+    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not connect MCP servers.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print what the model would see now: system prompt, tokens per layer, and (with --history or
+    --session) the governed history and governance report. No LLM call."""
+    from catbuddy.commands.context_view import build_view
+    from catbuddy.context.governor import ContextOverflowError
+    from catbuddy.session.records import SessionError
+
+    if history is not None and session is not None:
+        raise fail("use either --history or --session, not both", EXIT_USAGE)
+    if history is not None and not history.is_file():
+        raise fail(f"--history {history}: no such file", EXIT_USAGE)
+    workspace, settings = load(ctx, cwd=cwd, model=model, ensure_home=False)
+    try:
+        view = build_view(
+            workspace,
+            settings,
+            channel=channel,
+            history_file=history,
+            session_id=session,
+            window=window,
+            max_output=max_output,
+            connect_mcp=not no_mcp,
+        )
+    except ContextOverflowError as exc:
+        raise fail(str(exc)) from None
+    except SessionError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    typer.echo(json.dumps(view.to_json(), indent=2, ensure_ascii=False) if as_json else view.to_text())
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    prompt: Annotated[
+        str | None, typer.Argument(help="The prompt; - or nothing reads standard input.")
+    ] = None,
+    cwd: CwdOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    approval: ApprovalOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result object at the end.")] = False,
+    stream_json: Annotated[
+        bool, typer.Option("--stream-json", help="Print every event as a JSON line.")
+    ] = False,
+    continue_latest: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the latest session here.")
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option("--resume", "-r", help="Continue the session with this id.")
+    ] = None,
+) -> None:
+    """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
+    from catbuddy.commands.headless import run_headless_sync
+    from catbuddy.session.records import SessionError
+
+    if as_json and stream_json:
+        raise fail("use either --json or --stream-json, not both", EXIT_USAGE)
+    if prompt is None or prompt == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise fail("no prompt: pass it as an argument or on standard input", EXIT_USAGE)
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise fail("the prompt is empty", EXIT_USAGE)
+    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url, approval=approval)
+    _first_run_init(workspace)
+    fmt = "json" if as_json else "stream-json" if stream_json else "text"
+    try:
+        code = run_headless_sync(
+            workspace,
+            settings,
+            prompt,
+            fmt=fmt,
+            resume=resume,
+            continue_latest=continue_latest,
+        )
+    except SessionError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def sessions(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = False) -> None:
+    """List this directory's sessions, newest first."""
+    from catbuddy.commands.listing import format_sessions, session_json
+    from catbuddy.session.store import SessionStore
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    infos = SessionStore(workspace.sessions_dir).list()
+    if as_json:
+        typer.echo(json.dumps([session_json(info) for info in infos], indent=2, ensure_ascii=False))
+    else:
+        typer.echo(format_sessions(infos, workspace))
+
+
+@app.command()
+def compact(
+    ctx: typer.Context,
+    instructions: Annotated[
+        list[str] | None, typer.Argument(help="What the summary should focus on.")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Session id (default: the latest).")
+    ] = None,
+    cwd: CwdOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+) -> None:
+    """Fold a session's older history into a summary now (like /compact in the app)."""
+    from catbuddy.commands.listing import compact_session
+    from catbuddy.session.records import SessionError
+
+    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url)
+    text = " ".join(instructions or []).strip() or None
+    try:
+        ok, message = compact_session(workspace, settings, session, text)
+    except SessionError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    typer.echo(message)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+@app.command()
+def skills(ctx: typer.Context, cwd: CwdOption = None) -> None:
+    """List the skills catbuddy can see: source, always-on or not, and any problems."""
+    from catbuddy.skills.loader import discover_skills, format_skills_table
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    typer.echo(format_skills_table(discover_skills(workspace)))
+
+
+@mcp_app.command("list")
+def mcp_list(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = False) -> None:
+    """Connect to the configured MCP servers and show their status and tools."""
+    import asyncio
+
+    from catbuddy.mcp.client import McpManager, format_mcp_status
+
+    workspace, settings = load(ctx.parent if ctx.parent else ctx, cwd=cwd, ensure_home=False)
+    if not settings.mcp_servers:
+        typer.echo(
+            "No MCP servers configured. Add [mcpServers.<name>] to .catbuddy/config.toml (see the README)."
+        )
+        return
+
+    async def collect() -> list[Any]:
+        manager = McpManager(settings.mcp_servers, workspace.work_root)
+        try:
+            await manager.start()
+            await manager.wait_ready()
+            return manager.statuses()
+        finally:
+            await manager.aclose()
+
+    statuses = asyncio.run(collect())
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [s.to_json() if hasattr(s, "to_json") else vars(s) for s in statuses], indent=2, default=str
+            )
+        )
+    else:
+        typer.echo(format_mcp_status(statuses))
 
 
 def main() -> None:

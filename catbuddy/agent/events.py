@@ -9,25 +9,25 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any, ClassVar
 
 
-class LoopState(str, Enum):
+class LoopState(StrEnum):
     IDLE = "idle"
     RUN = "running"
     COMPACT = "compacting"
     STOPPING = "stopping"
 
 
-class TurnEndReason(str, Enum):
+class TurnEndReason(StrEnum):
     DONE = "done"
     STOPPED = "stopped"
     ERROR = "error"
     ITERATION_CAP = "iteration_cap"
 
 
-class ApprovalChoice(str, Enum):
+class ApprovalChoice(StrEnum):
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"  # remember `pattern` for the rest of the session
     DENY = "deny"

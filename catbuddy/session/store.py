@@ -225,6 +225,10 @@ class SessionStore:
             os.fsync(handle.fileno())
         return Session(path, meta, lock_fd, next_message=1, next_compaction=1)
 
+    def find(self, session_id: str) -> Path:
+        """The file of a session id (or a unique prefix of one), without taking its lock."""
+        return self.path_for(self._resolve_id(session_id))
+
     def open(self, session_id: str) -> Session:
         """Open an existing session for appending; ``session_id`` may be a unique prefix of an id."""
         session_id = self._resolve_id(session_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from catbuddy.workspace import Workspace
 
 
-class ToolKind(str, Enum):
+class ToolKind(StrEnum):
     """What a tool does, which decides whether it needs approval."""
 
     READ = "read"  # reads files or searches: never asks

@@ -1,0 +1,73 @@
+"""Approvals: what the user is shown before an exec or a file write, and what the model is told after."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from catbuddy.agent.events import ApprovalChoice, ApprovalDecision
+
+PREVIEW_MAX_LINES = 400
+HEADLESS_REFUSAL = (
+    "Refused: `{tool}` needs approval in the '{mode}' approval mode, and catbuddy is running without anyone "
+    "to ask (headless). Do the task without it if you can; otherwise tell the user to rerun with "
+    "`--approval auto-edit` (file edits) or `--approval yolo` (commands too)."
+)
+
+
+def refusal_text(decision: ApprovalDecision) -> str:
+    if decision.choice is ApprovalChoice.DENY_WITH_NOTE and decision.note.strip():
+        return f"The user denied this call and said: {decision.note.strip()}"
+    return "The user denied this call. Do not retry it as is; ask the user or take another way."
+
+
+def _resolve(work_root: Path, path: str) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else work_root / candidate
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _diff(old: str, new: str, label: str) -> str:
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{label}", f"b/{label}"
+        )
+    )
+    if len(lines) > PREVIEW_MAX_LINES:
+        lines = lines[:PREVIEW_MAX_LINES] + [f"\n… {len(lines) - PREVIEW_MAX_LINES} more diff lines\n"]
+    return "".join(lines)
+
+
+def preview_for(tool: str, args: Mapping[str, Any], work_root: Path) -> str:
+    """The command for exec, a unified diff for edits; '' when nothing useful can be shown."""
+    if tool == "exec":
+        return str(args.get("command", ""))
+    path_arg = args.get("path")
+    if not isinstance(path_arg, str):
+        return ""
+    path = _resolve(work_root, path_arg)
+    if tool == "write_file":
+        new = str(args.get("content", ""))
+        old = _read(path)
+        return _diff(old or "", new, path_arg) if old is not None else _diff("", new, path_arg)
+    if tool == "edit_file":
+        old = _read(path)
+        old_string, new_string = args.get("old_string"), args.get("new_string")
+        if (
+            old is None
+            or not isinstance(old_string, str)
+            or not isinstance(new_string, str)
+            or not old_string
+        ):
+            return ""
+        count = -1 if args.get("replace_all") else 1
+        return _diff(old, old.replace(old_string, new_string, count), path_arg)
+    return ""

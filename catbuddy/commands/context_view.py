@@ -1,0 +1,210 @@
+"""`catbuddy context`: what the model would see now, with no LLM call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catbuddy.agent.toolset import build_registry, refresh_external
+from catbuddy.config import Settings
+from catbuddy.context.builder import ContextBuilder
+from catbuddy.context.calibration import CalibrationStore
+from catbuddy.context.governor import FixedPart, GovernedContext, govern_context
+from catbuddy.context.report import ContextReport, budget_for, format_table, measure
+from catbuddy.context.tokens import counter_for
+from catbuddy.session.history import WorkingHistory, rebuild_history
+from catbuddy.session.records import read_session_file
+from catbuddy.session.store import SessionStore
+from catbuddy.workspace import Workspace
+
+
+@dataclass
+class ContextView:
+    report: ContextReport
+    system_prompt: str
+    history: WorkingHistory | None = None
+    governed: GovernedContext | None = None
+    load_problems: tuple[str, ...] = ()
+    mcp_status: str = ""
+
+    @property
+    def total_tokens(self) -> int:
+        if self.governed is not None:
+            return self.governed.report.tokens_after
+        return self.report.system_tokens + self.report.tools_tokens + 3
+
+    def to_json(self) -> dict[str, Any]:
+        report = self.report
+        out: dict[str, Any] = {
+            "model": report.model,
+            "encoding": report.encoding,
+            "exact": report.exact,
+            "system_prompt": self.system_prompt,
+            "layers": [
+                {"name": layer.name, "tokens": layer.tokens, "sources": layer.sources}
+                for layer in report.layers
+            ],
+            "system_prompt_tokens": report.system_tokens,
+            "tools_tokens": report.tools_tokens,
+            "tool_count": report.tool_count,
+            "total_tokens": self.total_tokens,
+            "calibration": report.calibration,
+            "budget": {
+                "context_window": report.context_window,
+                "max_output_tokens": report.max_output_tokens,
+                "safety_margin": report.context_window - report.max_output_tokens - report.budget,
+                "limit": report.budget,
+                "compact_threshold_tokens": report.compact_threshold_tokens,
+                "compact_message_threshold": report.compact_message_threshold,
+            },
+        }
+        if self.governed is not None and self.history is not None:
+            out["summary"] = self.history.summary
+            out["messages"] = self.governed.messages
+            out["report"] = self.governed.report.to_dict()
+            out["load_problems"] = list(self.load_problems)
+        return out
+
+    def to_text(self) -> str:
+        parts = [
+            "=== System prompt ===",
+            self.system_prompt,
+            "",
+            "=== Tokens by layer ===",
+            format_table(self.report),
+        ]
+        if self.mcp_status:
+            parts += ["", "=== MCP servers ===", self.mcp_status]
+        if self.governed is not None:
+            parts += [
+                "",
+                f"=== Governed history ({len(self.governed.history)} messages, as they would be sent now) ===",
+            ]
+            for problem in self.load_problems:
+                parts.append(f"! {problem}")
+            for message in self.governed.messages[1:]:
+                parts.append(_render(message))
+            summary = self.governed.report.summary() or "nothing to change"
+            parts += ["", "=== Governance report ===", summary]
+            report = self.governed.report
+            parts.append(
+                f"tokens {report.tokens_before:,} → {report.tokens_after:,} (calibrated {report.calibrated_after:,}) "
+                f"of a {report.budget:,}-token budget"
+            )
+        return "\n".join(parts)
+
+
+def _render(message: dict[str, Any]) -> str:
+    role = message.get("role", "?")
+    lines = [
+        f"--- {role}" + (f" (tool_call_id {message['tool_call_id']})" if message.get("tool_call_id") else "")
+    ]
+    content = message.get("content")
+    if content:
+        lines.append(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        lines.append(f"→ {function.get('name')}({function.get('arguments')}) [{call.get('id')}]")
+    return "\n".join(lines)
+
+
+def load_history(
+    workspace: Workspace, history_file: Path | None, session_id: str | None
+) -> tuple[WorkingHistory, tuple[str, ...]]:
+    if history_file is not None:
+        path = history_file
+    else:
+        assert session_id is not None
+        store = SessionStore(workspace.sessions_dir)
+        path = store.find(session_id)
+    loaded = read_session_file(path)
+    history = rebuild_history(loaded.records)
+    return history, tuple(loaded.problems) + tuple(history.problems)
+
+
+def build_view(
+    workspace: Workspace,
+    settings: Settings,
+    *,
+    channel: str = "tui",
+    history_file: Path | None = None,
+    session_id: str | None = None,
+    window: int | None = None,
+    max_output: int | None = None,
+    connect_mcp: bool = True,
+) -> ContextView:
+    """Raises ContextOverflowError (from governance) and SessionError/SessionFileError (bad input)."""
+    model = settings.model_name
+    builder = ContextBuilder(workspace, settings)
+    registry = build_registry()
+    mcp_status = ""
+    if connect_mcp and settings.mcp_servers:
+        mcp_status = asyncio.run(_snapshot_mcp(settings, workspace, builder, registry))
+    counter = counter_for(settings.encoding_for(model))
+    budget = budget_for(settings, model, window, max_output)
+    calibration = CalibrationStore.in_home(workspace.home).factor(model)
+    prompt = builder.build(channel)
+    tools = registry.schemas()
+    history: WorkingHistory | None = None
+    governed: GovernedContext | None = None
+    problems: tuple[str, ...] = ()
+    if history_file is not None or session_id is not None:
+        history, problems = load_history(workspace, history_file, session_id)
+        fixed = FixedPart(
+            prompt.text,
+            tools,
+            history.summary,
+            {layer.name: counter.count_text(layer.text) for layer in prompt.layers},
+        )
+        governed = govern_context(
+            history.messages,
+            fixed,
+            budget,
+            counter,
+            keep_recent_results=settings.context.keep_recent_results,
+            calibration=calibration,
+        )
+    report = measure(
+        settings=settings,
+        model=model,
+        prompt=prompt,
+        tools=tools,
+        counter=counter,
+        budget=budget,
+        summary=history.summary if history else None,
+        history=governed.history if governed else (),
+        calibration=calibration,
+    )
+    return ContextView(report, prompt.text, history, governed, problems, mcp_status)
+
+
+async def _snapshot_mcp(
+    settings: Settings, workspace: Workspace, builder: ContextBuilder, registry: Any
+) -> str:
+    """Connect the MCP servers, take their tools and runtime lines, then shut them down again."""
+    from catbuddy.mcp.client import McpManager, format_mcp_status
+
+    manager = McpManager(settings.mcp_servers, workspace.work_root)
+    try:
+        await manager.start()
+        await manager.wait_ready()
+        refresh_external(registry, manager.tools())
+        builder.add_runtime_source(_FrozenRuntime(manager.runtime_lines(), manager.runtime_fingerprint()))
+        return format_mcp_status(manager.statuses())
+    finally:
+        await manager.aclose()
+
+
+@dataclass
+class _FrozenRuntime:
+    lines: list[str]
+    fingerprint: str
+
+    def runtime_lines(self) -> list[str]:
+        return list(self.lines)
+
+    def runtime_fingerprint(self) -> str:
+        return self.fingerprint

@@ -1,0 +1,171 @@
+"""`catbuddy run`: one prompt, no questions asked, for scripts and CI.
+
+Text mode streams the reply to stdout and reports tool calls and notices on stderr; ``--json``
+prints one result object at the end; ``--stream-json`` prints every event as a JSON line.
+Exit codes: 0 done, 1 the run failed, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from catbuddy.agent.events import (
+    CompactionFinished,
+    ErrorOccurred,
+    Event,
+    GovernanceReported,
+    Notice,
+    Retrying,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    TurnEndReason,
+    UsageReported,
+)
+from catbuddy.config import Settings
+from catbuddy.workspace import Workspace
+
+EXIT_OK, EXIT_FAILED = 0, 1
+RESULT_PREVIEW_CHARS = 160
+
+
+@dataclass
+class RunSummary:
+    session_id: str = ""
+    reason: str = ""
+    text: str = ""
+    iterations: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.reason == TurnEndReason.DONE.value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "ok": self.ok,
+            "reason": self.reason,
+            "result": self.text,
+            "iterations": self.iterations,
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens},
+            "errors": self.errors,
+            "notices": self.notices,
+        }
+
+
+class HeadlessPrinter:
+    """Turns the event stream into output for one of the three formats."""
+
+    def __init__(self, fmt: str, out: TextIO, err: TextIO) -> None:
+        self.fmt = fmt
+        self.out = out
+        self.err = err
+        self.summary = RunSummary()
+        self._line_open = False
+
+    def __call__(self, event: Event) -> None:
+        self._collect(event)
+        if self.fmt == "stream-json":
+            self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+            self.out.flush()
+        elif self.fmt == "text":
+            self._text(event)
+
+    def _collect(self, event: Event) -> None:
+        summary = self.summary
+        if isinstance(event, ToolCallFinished):
+            summary.tool_calls += 1
+            summary.tool_errors += int(event.is_error)
+        elif isinstance(event, UsageReported):
+            summary.prompt_tokens += event.prompt_tokens
+            summary.completion_tokens += event.completion_tokens
+        elif isinstance(event, ErrorOccurred):
+            summary.errors.append(event.message + (f" ({event.hint})" if event.hint else ""))
+        elif isinstance(event, Notice | CompactionFinished):
+            summary.notices.append(event.text if isinstance(event, Notice) else event.message)
+        elif isinstance(event, TurnEnded):
+            summary.reason = event.reason.value
+            summary.text = event.text
+            summary.iterations = event.iterations
+
+    def _text(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._line_open = not event.text.endswith("\n")
+            return
+        if self._line_open and isinstance(event, ToolCallStarted | TurnEnded):
+            self.out.write("\n")
+            self.out.flush()
+            self._line_open = False
+        if isinstance(event, ToolCallStarted):
+            self._err(f"→ {event.name} {event.summary}".rstrip())
+        elif isinstance(event, ToolCallFinished):
+            first = (
+                event.result.strip().splitlines()[0][:RESULT_PREVIEW_CHARS] if event.result.strip() else ""
+            )
+            mark = "✗" if event.is_error else "✓"
+            self._err(f"  {mark} {event.name} ({event.duration:.1f}s) {first}")
+        elif isinstance(event, ErrorOccurred):
+            self._err(f"error: {event.message}" + (f"\n  hint: {event.hint}" if event.hint else ""))
+        elif isinstance(event, Notice):
+            self._err(f"note: {event.text}")
+        elif isinstance(event, Retrying):
+            self._err(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}")
+        elif isinstance(event, GovernanceReported) and event.summary:
+            self._err(f"context: {event.summary}")
+        elif isinstance(event, CompactionFinished):
+            self._err(f"compaction: {event.message}")
+
+    def _err(self, line: str) -> None:
+        self.err.write(line + "\n")
+        self.err.flush()
+
+
+async def run_headless(
+    workspace: Workspace,
+    settings: Settings,
+    prompt: str,
+    *,
+    fmt: str = "text",
+    resume: str | None = None,
+    continue_latest: bool = False,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    from catbuddy.agent.loop import AgentLoop
+
+    printer = HeadlessPrinter(fmt, out, err)
+    loop = AgentLoop(workspace, settings, channel="headless", resume=resume, continue_latest=continue_latest)
+    loop.add_listener(printer)
+    try:
+        await loop.start()
+        printer.summary.session_id = loop.session_id
+        await loop.run_turn(prompt)
+    finally:
+        await loop.aclose()
+    summary = printer.summary
+    if fmt == "json":
+        out.write(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
+    elif fmt == "text":
+        err.write(
+            f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
+        )
+    return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def run_headless_sync(*args: Any, **kwargs: Any) -> int:
+    return asyncio.run(run_headless(*args, **kwargs))
