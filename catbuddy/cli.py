@@ -359,7 +359,7 @@ def mcp_list(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = Fa
 
     from catbuddy.mcp.client import McpManager, format_mcp_status
 
-    workspace, settings = load(ctx.parent if ctx.parent else ctx, cwd=cwd, ensure_home=False)
+    workspace, settings = load(ctx, cwd=cwd, ensure_home=False)
     if not settings.mcp_servers:
         typer.echo(
             "No MCP servers configured. Add [mcpServers.<name>] to .catbuddy/config.toml (see the README)."

@@ -304,7 +304,7 @@ class TurnRunner:
                 args,
                 tool.summary(args),
                 preview_for(tool.name, args, loop.workspace.work_root),
-                decision.suggested_pattern,
+                decision.suggested_pattern or "",
                 _future=future,
             )
         )

@@ -62,20 +62,12 @@ def compact_session(
     workspace: Workspace, settings: Settings, session_id: str | None, instructions: str | None
 ) -> tuple[bool, str]:
     """Open the session (taking its lock), compact it once, and close it."""
-    from catbuddy.agent.events import ErrorOccurred, Event, Notice
     from catbuddy.agent.loop import AgentLoop
 
     async def go() -> tuple[bool, str]:
         loop = AgentLoop(
             workspace, settings, channel="headless", resume=session_id, continue_latest=session_id is None
         )
-        messages: list[str] = []
-
-        def listen(event: Event) -> None:
-            if isinstance(event, ErrorOccurred | Notice):
-                messages.append(getattr(event, "message", None) or getattr(event, "text", ""))
-
-        loop.add_listener(listen)
         try:
             if session_id is None and loop.store.latest(workspace.work_root) is None:
                 return False, f"No session to compact in {workspace.work_root}."
