@@ -105,7 +105,15 @@ def new_session_id(now: datetime | None = None) -> str:
 class Session:
     """An open, locked session. Use ``SessionStore.create`` or ``SessionStore.open`` to get one."""
 
-    def __init__(self, path: Path, meta: MetaRecord, lock_fd: int, next_message: int, next_compaction: int):
+    def __init__(
+        self,
+        path: Path,
+        meta: MetaRecord,
+        lock_fd: int,
+        next_message: int,
+        next_compaction: int,
+        loaded: LoadResult | None = None,
+    ):
         self.id = path.name[: -len(SESSION_SUFFIX)]
         self.path = path
         self.meta = meta
@@ -114,6 +122,7 @@ class Session:
         self._next_message = next_message
         self._next_compaction = next_compaction
         self._write_failed = False
+        self._unread_load = loaded  # what `open` read; `load` hands it out once instead of re-reading
 
     @property
     def closed(self) -> bool:
@@ -153,7 +162,10 @@ class Session:
         self._write(EventRecord(ts=now_ts(), kind=kind, data=scrub_secrets(data)).to_json())
 
     def load(self) -> LoadResult:
-        return read_session_file(self.path)
+        """Everything in the file now. Right after ``open`` (nothing appended yet; the lock keeps other
+        writers out) this is what ``open`` already read, so resuming reads the file once."""
+        loaded, self._unread_load = self._unread_load, None
+        return loaded if loaded is not None else read_session_file(self.path)
 
     def close(self) -> None:
         if self._file is not None:
@@ -182,6 +194,7 @@ class Session:
         if self._file is None:
             raise SessionClosed(f"session {self.id} is closed; open it again to append")
         line = _encode_line(obj)
+        self._unread_load = None
         if self._write_failed:
             line = b"\n" + line  # a failed write (disk full, …) may have left half a line behind
         try:
@@ -248,6 +261,7 @@ class SessionStore:
             lock_fd,
             next_message=_highest_number((m.id for m in loaded.messages), MESSAGE_ID_PREFIX) + 1,
             next_compaction=_highest_number(compactions, COMPACTION_ID_PREFIX) + 1,
+            loaded=loaded,
         )
 
     def latest(self, work_root: Path | str | None = None) -> SessionInfo | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from catbuddy import __version__
+from catbuddy.session import store as store_module
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionClosed, SessionLocked, SessionNotFound, SessionStore
 
@@ -345,3 +346,20 @@ def test_a_failed_write_does_not_glue_the_next_record_onto_its_remains(
     loaded = read_session_file(session.path)
     assert [m.message["content"] for m in loaded.messages] == ["after the failure"]
     assert len(loaded.corrupt_lines) == 1
+
+
+def test_resuming_reads_the_file_once_and_loads_after_an_append_read_it_again(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with store.create(tmp_path, "m") as session:
+        session.append_message({"role": "user", "content": "a"})
+    reads: list[Path] = []
+    monkeypatch.setattr(
+        store_module, "read_session_file", lambda path: reads.append(path) or read_session_file(path)
+    )
+    with store.open(session.id) as again:
+        assert [m.message["content"] for m in again.load().messages] == ["a"]
+        assert len(reads) == 1
+        again.append_message({"role": "assistant", "content": "b"})
+        assert [m.message["content"] for m in again.load().messages] == ["a", "b"]
+        assert len(reads) == 2
