@@ -36,7 +36,7 @@ text, tool_calls or error)::
       "tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "call_1"}],
       "finish_reason": "stop",        // default: "tool_calls" when there are calls, else "stop"
       "chunk_size": 8,                // characters per text / argument delta
-      "delay": 0.05,                  // seconds before each streamed chunk
+      "delay": 0.05,                  // seconds before each streamed chunk (unstreamed: the sum)
       "interleave_tool_calls": false, // mix fragments of parallel calls
       "disconnect_after": 3,          // drop the connection after this many chunks
       "error": {"status": 429, "message": "slow down", "type": "requests",
@@ -55,7 +55,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -348,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         record = self.llm._record(self.path, body, dict(self.headers.items()))
         try:
-            record.outcome = self._chat(body, record)
+            self._chat(body, record)
         except _Disconnected:
             record.outcome = "disconnected"
         finally:
@@ -357,7 +357,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- chat -----------------------------------------------------------------------------------
 
-    def _chat(self, body: dict[str, Any], record: RecordedRequest) -> str:
+    def _refuse(self, record: RecordedRequest, spec: ErrorSpec, outcome: str = "") -> None:
+        # The outcome is set before the answer leaves, so a client that got it can already read it.
+        code = wire.error_body(spec)["error"]["code"]
+        record.outcome = outcome or f"error {spec.status}" + (f" {code}" if code else "")
+        self._send_error(spec)
+
+    def _chat(self, body: dict[str, Any], record: RecordedRequest) -> None:
         llm = self.llm
         problem = llm._auth_error(dict(self.headers.items()))
         model = str(body.get("model") or DEFAULT_MODEL)
@@ -366,29 +372,36 @@ class _Handler(BaseHTTPRequestHandler):
                 404, message=f"The model `{model}` does not exist or you do not have access to it."
             )
         if problem is not None:
-            self._send_error(problem)
-            return f"error {problem.status}"
+            self._refuse(record, problem)
+            return
         record.prompt_tokens = llm.count_prompt(body)
         too_long = llm._over_window(body, record.prompt_tokens)
         if too_long is not None:  # refused before generation: no script reply is used
-            self._send_error(too_long)
-            return "context_length_exceeded"
+            self._refuse(record, too_long, "context_length_exceeded")
+            return
         reply = llm._next_reply(body, record)
         if reply.error is not None:
-            self._send_error(reply.error)
-            return f"error {reply.error.status}" + (f" {reply.error.code}" if reply.error.code else "")
+            self._refuse(record, reply.error)
+            return
         usage = wire.usage_dict(record.prompt_tokens, llm.count_completion(reply, model))
         ctx = wire.StreamContext(
             f"chatcmpl-scripted-{record.index}", model, int(time.time()), f"call_{record.index}"
         )
-        if not body.get("stream"):
-            self._send_json(200, wire.completion(reply, ctx, usage=usage))
-            return "completed"
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         chunks = wire.stream_chunks(reply, ctx, include_usage=include_usage, usage=usage)
-        return self._stream(reply, chunks)
+        if body.get("stream"):
+            self._stream(reply, chunks, record)
+            return
+        # A slow reply is slow unstreamed too: it takes as long as its stream would have.
+        if reply.delay and self.llm._stopping.wait(reply.delay * (len(chunks) + 1)):
+            record.outcome = "server closed"
+            self._abort()
+            return
+        record.outcome = "completed"
+        self._send_json(200, wire.completion(reply, ctx, usage=usage))
 
-    def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]]) -> str:
+    def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]], record: RecordedRequest) -> None:
+        record.outcome = "streaming"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
@@ -396,17 +409,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        events: Iterable[str] = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks]
-        for number, event in enumerate([*events, "data: [DONE]\n\n"]):
+        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        for number, event in enumerate(events):
             if reply.disconnect_after is not None and number >= reply.disconnect_after:
+                record.outcome = "dropped by script"
                 self._abort()
-                return "dropped by script"
+                return
             if reply.delay and self.llm._stopping.wait(reply.delay):
+                record.outcome = "server closed"
                 self._abort()
-                return "server closed"
+                return
+            if number == len(events) - 1:
+                record.outcome = "streamed"
             self._write_chunk(event.encode("utf-8"))
         self._write_chunk(b"")  # the terminating zero-length chunk
-        return "streamed"
 
     # --- low level ------------------------------------------------------------------------------
 
