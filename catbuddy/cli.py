@@ -22,9 +22,10 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-mcp_app = typer.Typer(help="MCP servers: list them and their tools.", no_args_is_help=True)
+mcp_app = typer.Typer(help="MCP servers: list them and their tools.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(mcp_app, name="mcp")
 
 
@@ -223,8 +224,8 @@ def context(
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not connect MCP servers.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Print what the model would see now: system prompt, tokens per layer, and (with --history or
-    --session) the governed history and governance report. No LLM call."""
+    """Print what the model would see now (system prompt, tokens per layer; with --history or --session
+    also the governed history and the governance report). No LLM call."""
     from catbuddy.commands.context_view import build_view
     from catbuddy.context.governor import ContextOverflowError
     from catbuddy.session.records import SessionError

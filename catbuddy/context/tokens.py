@@ -58,9 +58,7 @@ _O200K_PATTERN = "|".join(
         r"""\s+""",
     ]
 )
-_CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
+_CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 
 
 @dataclass(frozen=True)
@@ -125,7 +123,9 @@ def _read_bpe_file(name: str) -> bytes:
     data = gzip.decompress(blob)
     digest = hashlib.sha256(data).hexdigest()
     if digest != ENCODING_SOURCES[name].sha256:
-        raise TokenizerUnavailable(f"{name} data has sha256 {digest}, expected {ENCODING_SOURCES[name].sha256}")
+        raise TokenizerUnavailable(
+            f"{name} data has sha256 {digest}, expected {ENCODING_SOURCES[name].sha256}"
+        )
     return data
 
 
@@ -138,11 +138,10 @@ def load_encoding(name: str) -> Any:
         import tiktoken
     except ImportError as exc:
         raise TokenizerUnavailable(f"tiktoken is not installed ({exc})") from exc
-    ranks: dict[bytes, int] = {}
-    for line in _read_bpe_file(name).splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    # Each line is "<base64 token> <rank>"; splitting the whole file at once is ~2× faster than a
+    # per-line loop, and this runs at every start-up.
+    fields = _read_bpe_file(name).split()
+    ranks = dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2]), strict=True))
     source = ENCODING_SOURCES[name]
     return tiktoken.Encoding(
         name=name, pat_str=source.pattern, mergeable_ranks=ranks, special_tokens=dict(source.special_tokens)
@@ -252,7 +251,9 @@ class TokenCounter:
                     extra = {k: v for k, v in prop.items() if k not in ("type", "description", "enum")}
                     if extra:  # nested objects, arrays, defaults: the Cookbook ignores them, we don't
                         total += self.count_text(json.dumps(extra, ensure_ascii=False))
-            extra_params = {k: v for k, v in parameters.items() if k not in ("type", "properties", "required")}
+            extra_params = {
+                k: v for k, v in parameters.items() if k not in ("type", "properties", "required")
+            }
             if extra_params:
                 total += self.count_text(json.dumps(extra_params, ensure_ascii=False))
         return total + costs.func_end
