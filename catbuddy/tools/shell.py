@@ -25,6 +25,7 @@ EXEC_MAX_OUTPUT_CHARS = 30_000
 KILL_GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
 PIPE_DRAIN_SECONDS = 1.0  # after bash exits, how long background children may keep the pipe open
 READ_CHUNK = 65_536
+POLL_SECONDS = 0.05  # how often we look whether bash has exited
 # Pagers and editors would wait for a terminal that is not there.
 NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
 
@@ -92,9 +93,7 @@ async def run_command(command: str, cwd: str, timeout: float, note: str = "") ->
     timed_out = False
     detached = False
     try:
-        try:
-            await asyncio.wait_for(proc.wait(), timeout)
-        except TimeoutError:
+        if not await _exited(proc, timeout):
             timed_out = True
             await kill_group(proc)
         try:
@@ -103,12 +102,22 @@ async def run_command(command: str, cwd: str, timeout: float, note: str = "") ->
         except TimeoutError:
             detached = True
             reader.cancel()
+            _release_pipe(proc)
     except asyncio.CancelledError:
         reader.cancel()
         await asyncio.shield(kill_group(proc))
         raise
     elapsed = time.monotonic() - started
     return _result(buffer, proc.returncode, timed_out, detached, timeout, elapsed, note)
+
+
+def _release_pipe(proc: asyncio.subprocess.Process) -> None:
+    """Close our end of the output pipe that a background child still holds (bash itself is gone).
+
+    asyncio has no public call for this; without it the transport lingers until the loop closes."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 async def _pump(proc: asyncio.subprocess.Process, buffer: HeadTailBuffer) -> None:
@@ -122,13 +131,24 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
     pgid = proc.pid  # start_new_session: the group id is the leader's pid
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
+    await _exited(proc, KILL_GRACE_SECONDS)
     # Children that ignore SIGTERM (or outlived bash) go now.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
+    await _exited(proc, KILL_GRACE_SECONDS)
+
+
+async def _exited(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Whether bash exits within ``timeout``. Polled, because ``Process.wait()`` also waits for the
+    pipes to close, which a background child (`server &`) can hold open indefinitely."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while proc.returncode is None:
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 2, POLL_SECONDS)
+    return True
 
 
 def _result(

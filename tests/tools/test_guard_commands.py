@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catbuddy.tools.base import ToolContext
+from catbuddy.tools.base import ToolContext, ToolKind
 from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from catbuddy.tools.guard import ApprovalPolicy
 from catbuddy.tools.shell import ExecTool
@@ -192,7 +192,7 @@ def test_mode_can_change_at_runtime_and_is_validated(ctx: ToolContext) -> None:
 
 def test_approval_override_hook_for_external_tools(ctx: ToolContext) -> None:
     class Mcp(ReadFileTool):
-        kind = ReadFileTool.kind.__class__("external")
+        kind = ToolKind.EXTERNAL
         name = "mcp__srv__do"
 
     tool = Mcp()
