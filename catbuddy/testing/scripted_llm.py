@@ -49,6 +49,7 @@ text, tool_calls or error)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import socket
@@ -318,7 +319,18 @@ class _Handler(BaseHTTPRequestHandler):
     # --- routes ---------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
+        with contextlib.suppress(_Disconnected):  # the client left; nothing to answer
+            self._get()
+
+    def do_POST(self) -> None:
+        with contextlib.suppress(_Disconnected):
+            self._post()
+
+    def _get(self) -> None:
+        problem = self.llm._auth_error(dict(self.headers.items()))
+        if problem is not None:
+            self._send_error(problem)
+        elif self.path.rstrip("/") == "/v1/models":
             names = self.llm.models or [DEFAULT_MODEL]
             data = [
                 {"id": n, "object": "model", "created": 0, "owned_by": "catbuddy-scripted"} for n in names
@@ -329,7 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
                 ErrorSpec(404, code="unknown_url", message=f"Unknown request URL: GET {self.path}.")
             )
 
-    def do_POST(self) -> None:
+    def _post(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.rstrip("/") != "/v1/chat/completions":

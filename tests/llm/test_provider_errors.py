@@ -119,3 +119,21 @@ async def test_a_context_message_without_a_code_is_still_recognised(
     )
     with pytest.raises(ContextLengthExceeded):
         await make_provider(scripted_llm).complete(model="scripted", messages=USER)
+
+
+class _Answer:
+    """Just enough of an HTTP error for retry_after_seconds: a response with headers."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.response = type("Response", (), {"headers": headers})()
+
+
+def test_retry_after_is_read_from_ms_seconds_or_an_http_date() -> None:
+    from catbuddy.llm.errors import retry_after_seconds
+
+    assert retry_after_seconds(_Answer({"retry-after-ms": "250", "retry-after": "1"})) == 0.25
+    assert retry_after_seconds(_Answer({"retry-after": "3"})) == 3.0
+    when = retry_after_seconds(_Answer({"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT"}), now=1445412480.0)
+    assert when == 10.0
+    assert retry_after_seconds(_Answer({"retry-after": "soon"})) is None
+    assert retry_after_seconds(_Answer({})) is None
