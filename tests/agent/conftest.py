@@ -6,13 +6,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from agent_helpers import Recorder
 
 from catbuddy.agent.loop import AgentLoop
 from catbuddy.llm.provider import Provider
 from catbuddy.testing.fixtures import scripted_llm, scripted_llm_factory  # noqa: F401
 from catbuddy.testing.scripted_llm import ScriptedLLM
 from catbuddy.workspace import Workspace
-from agent_helpers import Recorder
 
 
 @pytest.fixture(autouse=True)
