@@ -13,9 +13,11 @@ allows: requests are matched to responses by id, whoever sends them.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import math
 import os
+import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -37,6 +39,33 @@ CLIENT_NAME = "catbuddy"
 STATES = ("connecting", "connected", "failed", "disconnected", "disabled")
 
 
+# The SDK takes over a second to import; done in a thread so the TUI keeps drawing meanwhile.
+SDK_MODULES = (
+    "mcp",
+    "mcp.types",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.shared._httpx_utils",
+)
+_sdk_lock: asyncio.Lock | None = None
+
+
+async def import_sdk() -> None:
+    """Import the mcp SDK off the event loop, once per process."""
+    global _sdk_lock
+    if all(name in sys.modules for name in SDK_MODULES):
+        return
+    if _sdk_lock is None:
+        _sdk_lock = asyncio.Lock()
+    async with _sdk_lock:
+        for name in SDK_MODULES:
+            if name not in sys.modules:
+                try:
+                    await asyncio.to_thread(importlib.import_module, name)
+                except ImportError:  # an optional module of another SDK version; the caller copes
+                    pass
+
+
 def _leaf(exc: BaseException) -> BaseException:
     """The first real error inside (possibly nested) exception groups from anyio task groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -55,6 +84,8 @@ def _is_connection_error(exc: BaseException) -> bool:
 
     if _error_code(exc) == CONNECTION_CLOSED:
         return True
+    if isinstance(exc, TimeoutError):  # an OSError, but a slow server is not a lost one
+        return False
     if isinstance(exc, OSError | anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
         return True
     # httpx transport errors (connect refused, reset, …) without importing httpx here.
@@ -173,6 +204,7 @@ class ServerConnection:
     # --- the runner task --------------------------------------------------------------------------
 
     async def _run(self) -> None:
+        await import_sdk()
         import anyio
 
         failure: BaseException | None = None
@@ -183,9 +215,12 @@ class ServerConnection:
             else None
         )
         self.stderr = stderr
+        # A cancel scope, not fail_after: when the deadline cancels `initialize`, the SDK may surface
+        # that as "connection closed" rather than as the cancellation, so the scope is asked instead.
+        scope = anyio.CancelScope(deadline=anyio.current_time() + self.settings.startup_timeout)
+        self._startup_scope = scope
         try:
-            with anyio.fail_after(self.settings.startup_timeout) as scope:
-                self._startup_scope = scope
+            with scope:
                 async with AsyncExitStack() as stack:
                     self._session = await self._open(stack, stderr)
                     self.remote_tools = await self._list_tools(self._session)
@@ -197,19 +232,18 @@ class ServerConnection:
                     self._settled.set()
                     await self._serve()
                     self._session = None
-        except TimeoutError:
-            failure = TimeoutError(
-                f"did not finish starting within {self.settings.startup_timeout:g} s "
-                f"(raise `startup_timeout` in mcpServers.{self.name} if it is just slow)"
-            )
-        except BaseException as exc:  # noqa: BLE001 — anything else is reported as the failure
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 — reported as the failure, never raised into the loop
             failure = _leaf(exc)
-            if isinstance(exc, asyncio.CancelledError):
-                failure = None
-                raise
         finally:
             self._session = None
             self._startup_scope = None
+            if scope.cancel_called and not connected and not self._stopping:
+                failure = TimeoutError(
+                    f"did not finish starting within {self.settings.startup_timeout:g} s "
+                    f"(raise `startup_timeout` in mcpServers.{self.name} if it is just slow)"
+                )
             if stderr is not None:
                 await stderr.wait_eof()  # collect the last lines of a server that just died
                 stderr.close()
@@ -226,6 +260,8 @@ class ServerConnection:
         self._settled.set()
 
     def _startup_error(self, failure: BaseException | None) -> str:
+        if isinstance(failure, TimeoutError):  # before OSError: TimeoutError is one
+            return str(failure)
         if isinstance(failure, FileNotFoundError):
             return f"command not found: {self.settings.command!r} (check `command` in mcpServers.{self.name})"
         if isinstance(failure, PermissionError):
