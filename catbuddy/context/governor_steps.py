@@ -236,7 +236,8 @@ def microcompact(
                     names[call["id"]] = name if isinstance(name, str) else ""
         elif role == "tool":
             tool = names.get(_result_id(message) or "") or message.get("name") or ""
-            if tool in COMPACTABLE_TOOLS:
+            # A backfilled placeholder is not a result: it must not push a real one out of the recent few.
+            if tool in COMPACTABLE_TOOLS and message.get("content") != UNAVAILABLE_RESULT:
                 found.append((index, tool))
 
     old = found[: len(found) - keep_recent] if keep_recent else found
