@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_CHUNK_SIZE = 8
+DEFAULT_MODEL = "scripted"  # the model name the scripted server answers to by default
 EXHAUSTED_MODES = ("echo", "error")
 # The volatile block catbuddy appends to user messages; echo replies leave it out so demos read well.
 _RUNTIME_BLOCK = re.compile(r"\s*\[runtime:[^\]]*\]\s*$")

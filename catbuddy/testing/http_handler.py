@@ -1,0 +1,228 @@
+"""The HTTP side of the scripted LLM server: one handler per request, and the request records.
+
+``ScriptedLLM`` (in ``scripted_llm``) owns the script and the accounting; this module turns its
+decisions into HTTP: JSON answers, SSE streams with chunked transfer encoding (so a dropped
+connection is visible to the client as a broken stream), and OpenAI error bodies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+
+from catbuddy.testing import wire
+from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
+
+if TYPE_CHECKING:
+    from catbuddy.testing.scripted_llm import ScriptedLLM
+
+
+@dataclass
+class RecordedRequest:
+    """One chat request as the server received it. ``request["messages"]`` reads the body."""
+
+    index: int  # 1-based, in arrival order
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]  # names lower-cased; the authorization value is replaced by "<redacted>"
+    prompt_tokens: int | None = None  # as the server counts (and reports) them
+    outcome: str = "pending"  # streamed, completed, error <status>, context_length_exceeded, disconnected …
+    reply_no: int | None = None  # which script reply answered it (1-based), None if none was used
+    finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.body[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.body.get(key, default)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages") or [])
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return list(self.body.get("tools") or [])
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", ""))
+
+    def wait(self, timeout: float = 5.0) -> bool:
+        """Wait until the server is done with this request (the reply sent, or the client gone)."""
+        return self.finished.wait(timeout)
+
+
+class _Disconnected(Exception):
+    """The client closed the connection while we were writing."""
+
+
+class ChatHandler(BaseHTTPRequestHandler):
+    """Serves /v1/chat/completions and /v1/models for the ``llm`` class attribute."""
+
+    llm: ScriptedLLM
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # http.server prints every request
+        return
+
+    # --- routes ---------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        with contextlib.suppress(_Disconnected):  # the client left; nothing to answer
+            self._get()
+
+    def do_POST(self) -> None:
+        with contextlib.suppress(_Disconnected):
+            self._post()
+
+    def _get(self) -> None:
+        problem = self.llm._auth_error(dict(self.headers.items()))
+        if problem is not None:
+            self._send_error(problem)
+        elif self.path.rstrip("/") == "/v1/models":
+            names = self.llm.models or [DEFAULT_MODEL]
+            data = [
+                {"id": n, "object": "model", "created": 0, "owned_by": "catbuddy-scripted"} for n in names
+            ]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_error(
+                ErrorSpec(404, code="unknown_url", message=f"Unknown request URL: GET {self.path}.")
+            )
+
+    def _post(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send_error(
+                ErrorSpec(404, code="unknown_url", message=f"Unknown request URL: POST {self.path}.")
+            )
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except ValueError as exc:
+            self._send_error(
+                ErrorSpec(400, message=f"We could not parse the JSON body of your request: {exc}")
+            )
+            return
+        record = self.llm._record(self.path, body, dict(self.headers.items()))
+        try:
+            self._chat(body, record)
+        except _Disconnected:
+            record.outcome = "disconnected"
+        finally:
+            self.llm.emit(f"#{record.index} {record.model or '?'}: {record.outcome}")
+            record.finished.set()
+
+    # --- chat -----------------------------------------------------------------------------------
+
+    def _refuse(self, record: RecordedRequest, spec: ErrorSpec, outcome: str = "") -> None:
+        # The outcome is set before the answer leaves, so a client that got it can already read it.
+        code = wire.error_body(spec)["error"]["code"]
+        record.outcome = outcome or f"error {spec.status}" + (f" {code}" if code else "")
+        self._send_error(spec)
+
+    def _chat(self, body: dict[str, Any], record: RecordedRequest) -> None:
+        llm = self.llm
+        problem = llm._auth_error(dict(self.headers.items()))
+        model = str(body.get("model") or DEFAULT_MODEL)
+        if problem is None and llm.models is not None and model not in llm.models:
+            problem = ErrorSpec(
+                404, message=f"The model `{model}` does not exist or you do not have access to it."
+            )
+        if problem is not None:
+            self._refuse(record, problem)
+            return
+        record.prompt_tokens = llm.count_prompt(body)
+        too_long = llm._over_window(body, record.prompt_tokens)
+        if too_long is not None:  # refused before generation: no script reply is used
+            self._refuse(record, too_long, "context_length_exceeded")
+            return
+        reply = llm._next_reply(body, record)
+        if reply.error is not None:
+            self._refuse(record, reply.error)
+            return
+        usage = wire.usage_dict(record.prompt_tokens, llm.count_completion(reply, model))
+        ctx = wire.StreamContext(
+            f"chatcmpl-scripted-{record.index}", model, int(time.time()), f"call_{record.index}"
+        )
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        chunks = wire.stream_chunks(reply, ctx, include_usage=include_usage, usage=usage)
+        if body.get("stream"):
+            self._stream(reply, chunks, record)
+            return
+        # A slow reply is slow unstreamed too: it takes as long as its stream would have.
+        if reply.delay and self.llm._stopping.wait(reply.delay * (len(chunks) + 1)):
+            record.outcome = "server closed"
+            self._abort()
+            return
+        record.outcome = "completed"
+        self._send_json(200, wire.completion(reply, ctx, usage=usage))
+
+    def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]], record: RecordedRequest) -> None:
+        record.outcome = "streaming"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        for number, event in enumerate(events):
+            if reply.disconnect_after is not None and number >= reply.disconnect_after:
+                record.outcome = "dropped by script"
+                self._abort()
+                return
+            if reply.delay and self.llm._stopping.wait(reply.delay):
+                record.outcome = "server closed"
+                self._abort()
+                return
+            if number == len(events) - 1:
+                record.outcome = "streamed"
+            self._write_chunk(event.encode("utf-8"))
+        self._write_chunk(b"")  # the terminating zero-length chunk
+
+    # --- low level ------------------------------------------------------------------------------
+
+    def _write_chunk(self, data: bytes) -> None:
+        try:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
+            raise _Disconnected from exc
+
+    def _abort(self) -> None:
+        """Close the socket without ending the chunked body: the client sees a broken stream."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
+            raise _Disconnected from exc
+
+    def _send_error(self, spec: ErrorSpec) -> None:
+        self._send_json(spec.status, wire.error_body(spec), wire.error_headers(spec))
