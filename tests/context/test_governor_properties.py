@@ -17,6 +17,7 @@ from catbuddy.context.governor import (
     drop_orphans,
     govern_context,
     microcompact,
+    repair,
 )
 from catbuddy.context.governor_snip import raw_allowance
 from catbuddy.context.tokens import REPLY_PRIMING, counter_for
@@ -211,3 +212,11 @@ def test_the_input_is_never_mutated(setup: Any) -> None:
     except ContextOverflowError:
         pass
     assert setup[0] == before
+
+
+@PROPERTY_SETTINGS
+@given(histories)
+def test_the_fast_repair_path_equals_the_two_steps(history: list[dict[str, Any]]) -> None:
+    kept, orphans = drop_orphans(history)
+    expected, stats = backfill_missing_results(kept)
+    assert repair(history) == (expected, orphans, stats)
