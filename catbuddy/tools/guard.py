@@ -80,16 +80,33 @@ def protected_dirs(home: Path | None) -> list[Path]:
     return seen
 
 
+def agent_owned_paths(ctx: ToolContext) -> list[Path]:
+    """Outside the work root, the files the `memory` and `my` skills tell the model to maintain:
+    the global workspace (USER.md, MEMORY.md, skills/) and the global config.toml."""
+    home = ctx.workspace.home
+    return [(home / "workspace").resolve(), (home / "config.toml").resolve()]
+
+
+def _expand_catbuddy_home(path: str, home: Path) -> str:
+    """`~/.catbuddy/...` means catbuddy's home, also when CATBUDDY_HOME moved it."""
+    if path == "~/.catbuddy" or path.startswith("~/.catbuddy/"):
+        return str(home) + path[len("~/.catbuddy") :]
+    return os.path.expanduser(path)
+
+
 def resolve_path(ctx: ToolContext, path: Any, *, for_write: bool) -> Path:
     """The real path a file tool may use, or a ToolError saying why not."""
     if not isinstance(path, str) or not path.strip():
         raise ToolError('`path` must be a non-empty string, e.g. "src/main.py" (relative to the work root).')
     root = ctx.work_root.resolve()
-    candidate = Path(os.path.expanduser(path.strip()))
+    candidate = Path(_expand_catbuddy_home(path.strip(), ctx.workspace.home))
     if not candidate.is_absolute():
         candidate = root / candidate
     resolved = candidate.resolve()  # `..` and symlinks, so a link cannot lead outside
-    if not ctx.settings.tools.allow_outside_work_root and not resolved.is_relative_to(root):
+    allowed = [root, *agent_owned_paths(ctx)]
+    if not ctx.settings.tools.allow_outside_work_root and not any(
+        resolved == place or resolved.is_relative_to(place) for place in allowed
+    ):
         raise ToolError(
             f"{path} resolves to {resolved}, which is outside the work root {root}. Use a path inside "
             "the work root (set `tools.allow_outside_work_root = true` in config.toml to allow others)."

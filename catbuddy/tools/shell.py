@@ -136,6 +136,35 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     await _exited(proc, KILL_GRACE_SECONDS)
+    await _group_gone(pgid, KILL_GRACE_SECONDS)
+
+
+async def _group_gone(pgid: int, timeout: float) -> None:
+    """Give the kernel time to finish off the group's other members (on a busy machine a killed child
+    may not have run its exit yet when bash is already gone). Zombies count as gone."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(_is_live_member(pid, pgid) for pid in _pids()):
+            return
+        await asyncio.sleep(POLL_SECONDS / 4)
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no /proc (macOS): nothing to wait for
+        return []
+
+
+def _is_live_member(pid: int, pgid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    # "pid (comm) state ppid pgrp ..."; comm may contain spaces or parentheses, so split after the last ')'.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid
 
 
 async def _exited(proc: asyncio.subprocess.Process, timeout: float) -> bool:

@@ -1,0 +1,47 @@
+"""The model may maintain its own global files (memory, user profile, skills, config) outside the work root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catbuddy.config import Settings
+from catbuddy.tools.base import ToolContext, ToolError
+from catbuddy.tools.guard import resolve_path
+from catbuddy.workspace import Workspace
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    workspace = Workspace(work_root=tmp_path / "proj", home=tmp_path / "home")
+    workspace.work_root.mkdir()
+    workspace.ensure_home()
+    return ToolContext(workspace, Settings())
+
+
+def test_global_memory_is_writable(ctx: ToolContext) -> None:
+    path = resolve_path(ctx, str(ctx.workspace.global_memory), for_write=True)
+    assert path == ctx.workspace.global_memory.resolve()
+
+
+def test_tilde_catbuddy_means_the_configured_home(ctx: ToolContext) -> None:
+    path = resolve_path(ctx, "~/.catbuddy/workspace/USER.md", for_write=True)
+    assert path == (ctx.workspace.global_workspace / "USER.md").resolve()
+
+
+def test_global_config_is_writable(ctx: ToolContext) -> None:
+    assert (
+        resolve_path(ctx, "~/.catbuddy/config.toml", for_write=True)
+        == (ctx.workspace.home / "config.toml").resolve()
+    )
+
+
+def test_session_files_stay_protected(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError):
+        resolve_path(ctx, "~/.catbuddy/projects/x/sessions/a.jsonl", for_write=True)
+
+
+def test_other_places_in_the_home_are_outside(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="outside the work root"):
+        resolve_path(ctx, "~/.catbuddy/calibration.json", for_write=True)
