@@ -153,6 +153,7 @@ class CatbuddyApp(SlashCommands):
         """Mount the (newest part of the) session and fill the status bar."""
         loop = self.loop
         self.session_id = loop.session_id
+        self._events.clear()  # anything still pending belongs to the view being replaced
         self._reply = None
         self._tools.clear()
         await self.transcript.reset(loop.transcript())
@@ -184,7 +185,11 @@ class CatbuddyApp(SlashCommands):
             await self._wake.wait()
             self._wake.clear()
             batch, self._events = self._events, []
-            await self._apply(batch)
+            try:
+                await self._apply(batch)
+            except Exception as exc:  # one bad event must not take the whole UI down
+                self.log.error(f"applying loop events failed: {exc!r}")
+                self.notice(f"Display error: {exc!r}", "error")
             if any(isinstance(event, ev.TextDelta) for event in batch):
                 await asyncio.sleep(FLUSH_INTERVAL)  # let deltas pile up: one Markdown append per interval
 
@@ -202,10 +207,12 @@ class CatbuddyApp(SlashCommands):
             await self._stream("".join(text))
 
     async def _stream(self, text: str) -> None:
-        if self._reply is None:
-            self._reply = AssistantBlock()
-            await self.transcript.add(self._reply)
-        await self._reply.write(text)
+        reply = self._reply
+        if reply is None:
+            reply = self._reply = AssistantBlock()
+            await self.transcript.add(reply)
+        if reply.is_attached:
+            await reply.write(text)
 
     async def _end_reply(self, final_text: str | None = None) -> None:
         if self._reply is not None:
@@ -218,7 +225,6 @@ class CatbuddyApp(SlashCommands):
         if isinstance(event, ev.TurnStarted):
             await self.transcript.add(UserBlock(strip_runtime(event.user_text), self.transcript.user_count))
             self.transcript.user_count += 1
-            self.transcript.anchor()  # a new turn brings the view back to the bottom
             self.refresh_queue()
         elif isinstance(event, ev.StateChanged):
             self.status.set(state=_state(event.new))
@@ -326,6 +332,7 @@ class CatbuddyApp(SlashCommands):
         text = message.text
         if await self.run_slash(text):
             return
+        self.transcript.anchor()  # sending brings the view back to the bottom
         if self.loop is None:
             self._pending_inputs.append(text)
         else:

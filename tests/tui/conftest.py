@@ -47,11 +47,12 @@ def fake_app(workspace: Workspace, settings: Settings) -> Callable[..., Any]:
 
     def make(**kwargs: Any) -> tuple[CatbuddyApp, dict[str, FakeLoop]]:
         holder: dict[str, FakeLoop] = {}
+        prepare = kwargs.pop("setup", None)
 
         def factory(ws: Workspace, st: Settings, **kw: Any) -> FakeLoop:
             holder["loop"] = FakeLoop(ws, st, **kw)
-            if "setup" in kwargs:
-                kwargs.pop("setup")(holder["loop"])
+            if prepare is not None:
+                prepare(holder["loop"])
             return holder["loop"]
 
         kwargs.setdefault("approval_arm_delay", 0.0)

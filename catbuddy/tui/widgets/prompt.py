@@ -42,6 +42,8 @@ class PromptArea(TextArea):
                 completer.action_cursor_up()
             elif key == "down":
                 completer.action_cursor_down()
+            elif key == "enter" and self.text.strip() == f"/{completer.selected_name()}":
+                self.submit()  # the command is typed in full: run it, even if it takes an argument
             else:
                 self._accept_completion(run=key == "enter")
             return

@@ -36,10 +36,10 @@ class StatusInfo:
 def short_tokens(count: int) -> str:
     if count >= 1_000_000:
         return f"{count / 1_000_000:.1f}M"
-    if count >= 10_000:
+    if count >= 100_000:
         return f"{count / 1000:.0f}k"
     if count >= 1000:
-        return f"{count / 1000:.1f}k"
+        return f"{count / 1000:.1f}".rstrip("0").rstrip(".") + "k"
     return str(count)
 
 

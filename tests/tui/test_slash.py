@@ -1,0 +1,224 @@
+"""Every slash command, driven through the prompt as a user types it."""
+
+from __future__ import annotations
+
+import io
+
+from fake_loop import FakeSession
+from helpers import texts, wait_for
+from rich.console import Console
+
+from catbuddy.agent import events as ev
+from catbuddy.tui.screens.context import ContextScreen, context_table
+from catbuddy.tui.screens.editor import EditorScreen
+from catbuddy.tui.screens.sessions import SessionPicker
+from catbuddy.tui.widgets.messages import NoticeBlock, UserBlock
+
+SIZE = (100, 32)
+
+
+async def run_command(app, pilot, text: str) -> None:
+    await wait_for(pilot, lambda: app.loop, what="loop start")
+    app.prompt.load_text(text)
+    await pilot.press("enter")
+    await pilot.pause(0.05)
+
+
+def last_notice(app) -> str:
+    shown = texts(app, NoticeBlock)
+    return shown[-1] if shown else ""
+
+
+async def test_help_typed_key_by_key_lists_every_command_and_the_keys(fake_app) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        await pilot.press("/", "h", "e", "l", "p", "enter")
+        text = await wait_for(pilot, lambda: last_notice(app))
+        for name in ("/compact", "/context", "/edit", "/resume", "/copy", "/approval"):
+            assert name in text
+        assert "Esc" in text and "Ctrl+J" in text
+
+
+async def test_unknown_command_suggests_the_closest(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/contxt")
+        assert "Did you mean /context?" in await wait_for(pilot, lambda: last_notice(app))
+        assert holder["loop"].submitted == []
+
+
+async def test_stop_stops_a_running_turn(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].begin_turn("long job")
+        await wait_for(pilot, lambda: app.status.info.state == "running")
+        await run_command(app, pilot, "/stop")
+        await wait_for(pilot, lambda: holder["loop"].stopped == 1)
+
+
+async def test_new_starts_a_fresh_session_and_clears_the_transcript(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].begin_turn("old")
+        holder["loop"].reply("old answer")
+        await wait_for(pilot, lambda: texts(app, UserBlock))
+        await run_command(app, pilot, "/new")
+        await wait_for(pilot, lambda: app.status.info.session_id == "s-20250101-0002")
+        assert texts(app, UserBlock) == []
+        assert app.session_id == "s-20250101-0002"
+
+
+async def test_compact_passes_instructions_and_reports_the_result(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/compact keep the API decisions")
+        await wait_for(pilot, lambda: "compacted 12 messages" in last_notice(app))
+        assert holder["loop"].compacted == ["keep the API decisions"]
+
+
+async def test_compact_while_running_says_to_wait(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].begin_turn("busy")
+        await run_command(app, pilot, "/compact")
+        assert "wait" in await wait_for(pilot, lambda: last_notice(app))
+        assert holder["loop"].compacted == []
+
+
+async def test_context_shows_layers_history_budget_and_calibration(fake_app) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/context")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen)
+        console = Console(width=120, record=True, file=io.StringIO())
+        console.print(context_table(screen.report))
+        table = console.export_text()
+        for part in ("bootstrap", "history (24 messages)", "8,400", "26,624", "calibration", "21,299"):
+            assert part in table
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ContextScreen)
+
+
+async def test_edit_saves_the_workspace_file(fake_app, workspace) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/edit soul")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        area = screen.area(0)
+        area.load_text("# Soul\nAlways answer in haiku.\n")
+        await pilot.press("ctrl+s", "escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditorScreen))
+        path = workspace.project_dir / "SOUL.md"
+        assert path.read_text() == "# Soul\nAlways answer in haiku.\n"
+        assert "next turn" in last_notice(app)
+
+
+async def test_edit_without_a_known_file_lists_the_choices(fake_app) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/edit notes.txt")
+        text = await wait_for(pilot, lambda: last_notice(app))
+        assert "AGENTS.md" in text and "MEMORY.md" in text
+
+
+async def test_escape_with_unsaved_edits_asks_once_then_discards(fake_app, workspace) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/edit USER.md")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        screen.area(0).load_text("changed")
+        await pilot.press("escape")
+        assert isinstance(app.screen, EditorScreen)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditorScreen))
+        assert not (workspace.project_dir / "USER.md").exists()
+
+
+async def test_memory_edits_both_memory_files(fake_app, workspace) -> None:
+    app, _ = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/memory")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        assert [f.path for f in screen.files] == [workspace.project_memory, workspace.global_memory]
+        screen.area(0).load_text("- project fact\n")
+        screen.area(1).load_text("- global fact\n")
+        await pilot.press("ctrl+s")
+        assert workspace.project_memory.read_text() == "- project fact\n"
+        assert workspace.global_memory.read_text() == "- global fact\n"
+
+
+def with_sessions(loop) -> None:
+    loop.sessions = [
+        FakeSession("s-1", "2025-01-01T10:00:00", "2025-01-01T10:30:00", 12, "fix the parser", 4_096),
+        FakeSession("s-2", "2025-01-02T09:00:00", "2025-01-02T09:05:00", 4, "write the README", 900),
+    ]
+
+
+async def test_sessions_picker_resumes_the_chosen_session(fake_app) -> None:
+    app, holder = fake_app(setup=with_sessions)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/sessions")
+        picker = await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker) and app.screen)
+        assert [s.id for s in picker.sessions] == ["s-2", "s-1"]  # newest first
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: holder["loop"].resumed == ["s-1"])
+        await wait_for(pilot, lambda: texts(app, UserBlock) == ["first message of s-1"])
+        assert app.status.info.session_id == "s-1"
+
+
+async def test_resume_by_id_and_a_clear_error_for_an_unknown_one(fake_app) -> None:
+    app, holder = fake_app(setup=with_sessions)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/resume s-2")
+        await wait_for(pilot, lambda: holder["loop"].resumed == ["s-2"])
+        await run_command(app, pilot, "/resume nope")
+        assert "Could not resume nope" in await wait_for(
+            pilot, lambda: "nope" in last_notice(app) and last_notice(app)
+        )
+        assert app.session_id == "s-2"
+
+
+async def test_model_switches_for_the_session(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/model gpt-4o-mini")
+        await wait_for(pilot, lambda: app.status.info.model == "gpt-4o-mini")
+        assert holder["loop"].model == "gpt-4o-mini"
+        await run_command(app, pilot, "/model")
+        assert "gpt-4o-mini" in last_notice(app)
+
+
+async def test_approval_switches_mode_and_rejects_unknown_ones(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/approval auto-edit")
+        await wait_for(pilot, lambda: app.status.info.approval == "auto-edit")
+        await run_command(app, pilot, "/approval sometimes")
+        assert "not a mode" in last_notice(app)
+        assert holder["loop"].approval_mode == "auto-edit"
+
+
+async def test_copy_puts_the_last_reply_on_the_clipboard_and_in_a_file(fake_app, workspace) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].begin_turn("q")
+        holder["loop"].reply("the answer")
+        await run_command(app, pilot, "/copy")
+        await wait_for(pilot, lambda: "Copied" in last_notice(app))
+        assert app.clipboard == "the answer"
+        assert (workspace.home / "last_reply.md").read_text() == "the answer"
+
+
+async def test_exit_closes_the_loop_and_returns_the_session_id(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/exit")
+        await pilot.pause(0.05)
+    assert app.return_value == "s-20250101-0001"
+    assert holder["loop"].closed
+    assert holder["loop"].state == ev.LoopState.IDLE
