@@ -71,3 +71,31 @@ def assert_valid_request(messages: list[dict[str, Any]]) -> None:
     assert messages and messages[0]["role"] == "system", messages[:1]
     problems = protocol_problems(messages)
     assert not problems, problems
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Processes (zombies excluded) still in process group ``pgid``, read from /proc."""
+    import os
+
+    members = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            members.append(int(name))
+    return members
+
+
+async def wait_for_file(path: Any, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return str(path.read_text().strip())
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} did not appear within {timeout} s")
