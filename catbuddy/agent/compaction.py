@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from catbuddy.agent.events import CompactionFinished, LoopState, Notice
 from catbuddy.context.compactor import CompactionFailed, Compactor, plan_compaction
+from catbuddy.context.tokens import counter_for
 from catbuddy.session.history import summary_message
 
 if TYPE_CHECKING:
@@ -160,10 +161,13 @@ class CompactionManager:
             response = await provider.complete(model=model, messages=messages, max_tokens=max_tokens)
             return str(response.message.get("content") or "")
 
+        # The summary request goes to ``model``: count with its tokenizer and hold it to its own
+        # calibration, so it fits that model's window however its tokenizer differs from ours.
         return Compactor(
-            loop.counter,
+            counter_for(loop.settings.encoding_for(model)),
             context_window=min(spec.context_window, loop.budget.context_window),
             max_output_tokens=spec.max_output_tokens,
             safety_margin=loop.settings.context.safety_margin,
             summarize=summarize,
+            calibration=loop.calibration.factor(model),
         )

@@ -108,12 +108,16 @@ class Compactor:
         max_output_tokens: int,
         safety_margin: int,
         summarize: Summarize,
+        calibration: float = 1.0,
     ) -> None:
         self.counter = counter
         self.context_window = context_window
         self.output_budget = summary_output_budget(context_window, max_output_tokens)
         self.safety_margin = safety_margin
         self.summarize = summarize
+        # The provider may count more tokens than we do (DESIGN §3): the summary request is held to
+        # the same calibrated budget as every other request.
+        self.calibration = max(1.0, calibration)
         self._template: Any = None
 
     def system_prompt(self, instructions: str | None, part: int = 1, parts: int = 1, target: int = 0) -> str:
@@ -134,14 +138,18 @@ class Compactor:
             )
         ).strip()
 
-    def chunk_budget(self, instructions: str | None) -> int:
-        """Tokens of transcript one summarizer request can carry, next to its prompt and the previous
-        summary (whose room is the summary's own output budget)."""
+    def chunk_budget(self, instructions: str | None, previous_tokens: int = 0) -> int:
+        """Tokens of transcript (our count) one summarizer request can carry, next to its prompt and
+        the previous summary. Later chunks carry the summary of the earlier ones, which is at most the
+        summary's output budget; the first carries the previous summary as it is, which can be longer
+        (written under another model or config)."""
         fixed = self.counter.count_message(
             {"role": "system", "content": self.system_prompt(instructions, 1, 2, 9999)}
         )
         fixed += 3 + 4 + 16  # reply priming, the user message's frame, the section labels
-        return self.context_window - self.output_budget - self.safety_margin - fixed - self.output_budget
+        fixed += max(previous_tokens, self.output_budget)
+        limit = self.context_window - self.output_budget - self.safety_margin
+        return int(limit / self.calibration) - fixed
 
     def make_chunks(self, messages: Sequence[Mapping[str, Any]], budget: int) -> list[list[str]]:
         if budget <= 0:
@@ -196,7 +204,8 @@ class Compactor:
         if previous_summary:
             replaced += self.counter.count_text(previous_summary)
         target = max(SUMMARY_MIN_OUTPUT // 2, min(self.output_budget, replaced // 3))
-        chunks = self.make_chunks(folded, self.chunk_budget(instructions))
+        previous_tokens = self.counter.count_text(previous_summary) if previous_summary else 0
+        chunks = self.make_chunks(folded, self.chunk_budget(instructions, previous_tokens))
         summary = previous_summary
         requests: list[list[dict[str, Any]]] = []
         for index, blocks in enumerate(chunks, start=1):
