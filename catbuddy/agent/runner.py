@@ -160,6 +160,7 @@ class TurnRunner:
                     loop.emit(ErrorOccurred(str(overflow)))
                     return None
             except LLMError as exc:
+                self._keep_partial_text()  # the user saw it stream; the session must show it too
                 loop.emit(ErrorOccurred(exc.message, exc.hint))
                 loop.record_event("error", message=exc.message)
                 return None
@@ -362,14 +363,17 @@ class TurnRunner:
 
     def keep_partial_work(self) -> None:
         """After a stop: keep the streamed text, answer every unanswered call as cancelled."""
+        self._keep_partial_text()
+        for call in self._pending_calls:
+            self._finish(call, ToolResult(CANCELLED_RESULT, is_error=True), 0.0)
+        self._pending_calls = []
+
+    def _keep_partial_text(self) -> None:
         state, self._call_state = self._call_state, None
         if state is not None and state.text:
             message = {"role": "assistant", "content": "".join(state.text)}
             self.loop.append_message(message)
             self.loop.emit(AssistantMessage(message))
-        for call in self._pending_calls:
-            self._finish(call, ToolResult(CANCELLED_RESULT, is_error=True), 0.0)
-        self._pending_calls = []
 
 
 def decision_for(choice: str, note: str = "", pattern: str = "") -> ApprovalDecision:
