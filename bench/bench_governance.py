@@ -9,6 +9,7 @@ naive version is the same code with a fresh TokenCounter (no per-message cache) 
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import sys
@@ -146,8 +147,8 @@ def fixed_part(rng: random.Random) -> FixedPart:
 
 @dataclass
 class Measured:
-    median_ms: float
-    mean_ms: float
+    median_ms: float  # CPU time of this process: what governance costs, whatever else the machine runs
+    wall_ms: float  # wall clock median, inflated when other processes compete for the CPU
     report: GovernanceReport
     history_tokens: int
 
@@ -161,16 +162,17 @@ def run(size: int, window: tuple[int, int], naive: bool) -> Measured:
     budget = Budget(*window)
     counter = TokenCounter(ENCODING)
     report = govern_context(history, fixed, budget, counter).report  # warm-up: counts everything once
-    times = []
+    cpu, wall = [], []
     for _ in range(NAIVE_TURNS[size] if naive else TURNS):
         history.append(next(stream))
         if naive:
             counter = TokenCounter(ENCODING)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         report = govern_context(history, fixed, budget, counter).report
-        times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+        wall.append((time.perf_counter() - start) * 1000)
     return Measured(
-        statistics.median(times), statistics.fmean(times), report, report.tokens_before - report.fixed_tokens
+        statistics.median(cpu), statistics.median(wall), report, report.tokens_before - report.fixed_tokens
     )
 
 
@@ -183,7 +185,7 @@ def main() -> int:
         "snipped",
         "truncated",
         "ms/turn",
-        "mean ms",
+        "wall ms",
     ]
     rows = []
     speedups: dict[int, float] = {}
@@ -203,14 +205,14 @@ def main() -> int:
                 report.messages_snipped,
                 report.results_truncated,
                 round(cached.median_ms, 2),
-                round(cached.mean_ms, 2),
+                round(cached.wall_ms, 2),
                 round(naive.median_ms, 1),
                 f"{speedups[size]:,.0f}x",
             ]
         )
     print_table(
         f"Context governance per turn, window {MAIN_WINDOW[0]:,} (max output {MAIN_WINDOW[1]:,}); "
-        f"median of {TURNS} steady-state turns, one new message each",
+        f"median CPU ms of {TURNS} steady-state turns, one new message each",
         [*headers, "naive ms/turn", "speed-up"],
         rows,
     )
@@ -228,7 +230,7 @@ def main() -> int:
                 report.messages_snipped,
                 report.results_truncated,
                 round(cached.median_ms, 2),
-                round(cached.mean_ms, 2),
+                round(cached.wall_ms, 2),
             ]
         )
     print_table(
@@ -237,8 +239,9 @@ def main() -> int:
 
     ms, speedup = medians[1_000], speedups[1_000]
     ok = ms <= TARGET_MS_AT_1000 and speedup >= TARGET_SPEEDUP_AT_1000
+    print(f"load average while measuring: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(
-        f"1,000 messages: {ms:.2f} ms per turn (target <= {TARGET_MS_AT_1000} ms), "
+        f"1,000 messages: {ms:.2f} ms CPU per turn (target <= {TARGET_MS_AT_1000} ms), "
         f"{speedup:,.0f}x faster than the naive recount (target >= {TARGET_SPEEDUP_AT_1000:.0f}x): "
         + ("OK" if ok else "MISSED")
     )

@@ -196,8 +196,9 @@ def govern_context(
     )
     # Count the given dicts themselves (cache hits for all but the newest), and remember the counts
     # by identity: the steps pass unchanged messages through as the same objects.
-    known = {id(m): counter.count_message(m) for m in history}
-    tokens_before = sizes.total + sum(known[id(m)] for m in history)
+    counts = [counter.count_message(m) for m in history]
+    known = dict(zip(map(id, history), counts, strict=True))
+    tokens_before = sizes.total + sum(counts)
 
     def count(message: Message) -> int:
         found = known.get(id(message))

@@ -230,12 +230,14 @@ def microcompact(
         role = message.get("role")
         if role == "assistant" and message.get("tool_calls"):
             for call in message["tool_calls"]:
-                if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                # `dict |` first: isinstance against the Mapping ABC alone is slow on this hot path.
+                if isinstance(call, dict | Mapping) and isinstance(call_id := call.get("id"), str):
                     function = call.get("function")
-                    name = function.get("name") if isinstance(function, Mapping) else None
-                    names[call["id"]] = name if isinstance(name, str) else ""
+                    name = function.get("name") if isinstance(function, dict | Mapping) else None
+                    names[call_id] = name if isinstance(name, str) else ""
         elif role == "tool":
-            tool = names.get(_result_id(message) or "") or message.get("name") or ""
+            result_id = message.get("tool_call_id")
+            tool = (names.get(result_id) if isinstance(result_id, str) else None) or message.get("name") or ""
             # A backfilled placeholder is not a result: it must not push a real one out of the recent few.
             if tool in COMPACTABLE_TOOLS and message.get("content") != UNAVAILABLE_RESULT:
                 found.append((index, tool))
