@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,9 @@ class ServerStatus:
     stderr_tail: str = ""
     transport: str = "stdio"  # "stdio" | "http"
     target: str = ""  # the command line or the URL
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class McpManager:

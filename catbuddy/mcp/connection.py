@@ -47,23 +47,23 @@ SDK_MODULES = (
     "mcp.client.streamable_http",
     "mcp.shared._httpx_utils",
 )
-_sdk_lock: asyncio.Lock | None = None
+
+
+def _import_sdk_modules() -> None:
+    for name in SDK_MODULES:
+        try:
+            importlib.import_module(name)  # Python's per-module import locks make racing threads safe
+        except ImportError:  # a module another SDK version does not have; the caller copes
+            pass
+    # The SDK logs transport hiccups as warnings. With no handler anywhere, Python would print them
+    # on stderr, across the TUI; a NullHandler stops that and still lets an app's handlers see them.
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 async def import_sdk() -> None:
     """Import the mcp SDK off the event loop, once per process."""
-    global _sdk_lock
-    if all(name in sys.modules for name in SDK_MODULES):
-        return
-    if _sdk_lock is None:
-        _sdk_lock = asyncio.Lock()
-    async with _sdk_lock:
-        for name in SDK_MODULES:
-            if name not in sys.modules:
-                try:
-                    await asyncio.to_thread(importlib.import_module, name)
-                except ImportError:  # an optional module of another SDK version; the caller copes
-                    pass
+    if not all(name in sys.modules for name in SDK_MODULES):
+        await asyncio.to_thread(_import_sdk_modules)
 
 
 def _leaf(exc: BaseException) -> BaseException:

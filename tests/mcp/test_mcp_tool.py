@@ -195,3 +195,16 @@ def test_status_table_without_servers_says_how_to_add_one() -> None:
 def test_importing_the_client_does_not_import_the_mcp_sdk() -> None:
     code = "import sys, catbuddy.mcp.client; assert 'mcp' not in sys.modules, 'mcp was imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_status_converts_to_json_for_the_cli() -> None:
+    status = ServerStatus("web", "failed", [], error="cannot reach", transport="http", target="http://x")
+    assert status.to_json() == {
+        "name": "web",
+        "state": "failed",
+        "tools": [],
+        "error": "cannot reach",
+        "stderr_tail": "",
+        "transport": "http",
+        "target": "http://x",
+    }
