@@ -99,7 +99,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         event.stop()
         if not self.armed():
             return
-        self.choose(ApprovalChoice(event.option.id))
+        self.choose(ApprovalChoice(event.option.id or ApprovalChoice.DENY.value))
 
     def choose(self, choice: ApprovalChoice) -> None:
         if choice is ApprovalChoice.DENY_WITH_NOTE:
