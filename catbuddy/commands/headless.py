@@ -143,11 +143,14 @@ async def run_headless(
     fmt: str = "text",
     resume: str | None = None,
     continue_latest: bool = False,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
     from catbuddy.agent.loop import AgentLoop
 
+    # Looked up per call: a default bound at import time would keep writing to a replaced stream.
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     printer = HeadlessPrinter(fmt, out, err)
     loop = AgentLoop(workspace, settings, channel="headless", resume=resume, continue_latest=continue_latest)
     loop.add_listener(printer)
