@@ -344,6 +344,11 @@ def test_a_current_turn_that_cannot_be_cut_to_fit_raises() -> None:
     assert caught.value.sizes["current_turn"] == tokens(history)
 
 
+def test_an_overflow_under_calibration_says_so() -> None:
+    with pytest.raises(ContextOverflowError, match="calibration ratio 1.50"):
+        govern([user()], FixedPart(big_text(60), []), Budget(3000, 1000), calibration=1.5)
+
+
 def test_snip_history_alone_checks_the_fixed_part_first() -> None:
     with pytest.raises(ContextOverflowError):
         snip_history([user()], COUNTER, fixed=FixedSizes(system_prompt=500), limit=400)
