@@ -207,6 +207,10 @@ class ServerConnection:
         await import_sdk()
         import anyio
 
+        if self._stopping:  # stopped while the SDK was loading
+            self._finish(False, None)
+            return
+
         failure: BaseException | None = None
         connected = False
         stderr = (
@@ -232,7 +236,7 @@ class ServerConnection:
                     self._settled.set()
                     await self._serve()
                     self._session = None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 — reported as the failure, never raised into the loop
             failure = _leaf(exc)

@@ -2,15 +2,14 @@
 
 Run as ``python mcp_toy_server.py stdio`` (stdio transport) or ``python mcp_toy_server.py http PORT``
 (streamable HTTP on 127.0.0.1); the tests serve it over HTTP from a thread (``ThreadedHttpServer``)
-so the SDK is imported once, in the test process. Its tools cover what the client must handle: plain text, a tool
-error (isError), a slow call, a crash in the middle of a call, an image, and the server's own pid.
+so the SDK is imported once, in the test process. Its tools cover what the client must handle: plain
+text, a tool error (isError), a slow call and an image. Dying servers are the tiny stdio server's job.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import os
 import sys
 import threading
 import time
@@ -44,17 +43,6 @@ def build_server() -> MCPServer:
         """Sleep for the given number of seconds, then say so."""
         await asyncio.sleep(seconds)
         return f"slept {seconds}"
-
-    @server.tool()
-    def crash() -> str:
-        """Exit the server process in the middle of the call."""
-        print("toy server: crashing on purpose", file=sys.stderr, flush=True)
-        os._exit(3)
-
-    @server.tool()
-    def pid() -> str:
-        """The server's process id."""
-        return str(os.getpid())
 
     @server.tool()
     def picture() -> ImageContent:

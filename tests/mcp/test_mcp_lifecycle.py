@@ -218,3 +218,11 @@ async def test_a_disabled_server_is_not_started(make_manager: MakeManager) -> No
     assert await manager.wait_ready(timeout=1)
     assert status_of(manager, "off").state == "disabled"
     assert not any(str(sys.executable) in cmd for cmd in live_children().values())
+
+
+async def test_closing_right_after_start_leaves_nothing_running(make_manager: MakeManager) -> None:
+    manager = make_manager({"tiny": tiny_stdio(), "slow": tiny_stdio("slow", "--start-delay", "5")})
+    await manager.start()
+    await manager.aclose()
+    assert {s.state for s in manager.statuses()} <= {"failed", "disconnected"}
+    assert all(s.error == "stopped" for s in manager.statuses())
