@@ -13,16 +13,24 @@ allows: requests are matched to responses by id, whoever sends them.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import math
-import os
-import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catbuddy.mcp.sdk import (
+    SessionExpired,
+    describe,
+    import_sdk,
+    is_connection_error,
+    is_session_expired,
+    leaf,
+    list_tools,
+    notification_method,
+    open_session,
+)
 from catbuddy.mcp.stderr_tail import StderrTail
 from catbuddy.tools.base import ToolError
 
@@ -31,75 +39,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK gives pending requests when the transport closes
-MAX_TOOL_PAGES = 50  # a server whose tools/list never ends must not hang start-up
 STOP_TIMEOUT = 8.0  # the SDK's own stdio shutdown is bounded at about 6 s (stdin close, TERM, KILL)
-CLIENT_NAME = "catbuddy"
 
 STATES = ("connecting", "connected", "failed", "disconnected", "disabled")
-
-
-# The SDK takes over a second to import; done in a thread so the TUI keeps drawing meanwhile.
-SDK_MODULES = (
-    "mcp",
-    "mcp.types",
-    "mcp.client.stdio",
-    "mcp.client.streamable_http",
-    "mcp.shared._httpx_utils",
-)
-
-
-def _import_sdk_modules() -> None:
-    for name in SDK_MODULES:
-        try:
-            importlib.import_module(name)  # Python's per-module import locks make racing threads safe
-        except ImportError:  # a module another SDK version does not have; the caller copes
-            pass
-    # The SDK logs transport hiccups as warnings. With no handler anywhere, Python would print them
-    # on stderr, across the TUI; a NullHandler stops that and still lets an app's handlers see them.
-    logging.getLogger("mcp").addHandler(logging.NullHandler())
-
-
-async def import_sdk() -> None:
-    """Import the mcp SDK off the event loop, once per process."""
-    if not all(name in sys.modules for name in SDK_MODULES):
-        await asyncio.to_thread(_import_sdk_modules)
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (possibly nested) exception groups from anyio task groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _error_code(exc: BaseException) -> int | None:
-    error = getattr(exc, "error", None)
-    code = getattr(error, "code", None)
-    return code if isinstance(code, int) else None
-
-
-def _is_connection_error(exc: BaseException) -> bool:
-    import anyio
-
-    if _error_code(exc) == CONNECTION_CLOSED:
-        return True
-    if isinstance(exc, TimeoutError):  # an OSError, but a slow server is not a lost one
-        return False
-    if isinstance(exc, OSError | anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
-        return True
-    # httpx transport errors (connect refused, reset, …) without importing httpx here.
-    return any(cls.__name__ == "TransportError" for cls in type(exc).__mro__)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _notification_method(message: Any) -> str | None:
-    method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
-    return method if isinstance(method, str) else None
 
 
 class ServerConnection:
@@ -226,8 +168,10 @@ class ServerConnection:
         try:
             with scope:
                 async with AsyncExitStack() as stack:
-                    self._session = await self._open(stack, stderr)
-                    self.remote_tools = await self._list_tools(self._session)
+                    self._session = await open_session(
+                        stack, self.settings, self.work_root, stderr, self._on_message
+                    )
+                    self.remote_tools = await list_tools(self._session)
                     # Started: from here on only stop() or a lost connection ends the block.
                     scope.deadline = math.inf
                     self._startup_scope = None
@@ -239,7 +183,7 @@ class ServerConnection:
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 — reported as the failure, never raised into the loop
-            failure = _leaf(exc)
+            failure = leaf(exc)
         finally:
             self._session = None
             self._startup_scope = None
@@ -257,7 +201,7 @@ class ServerConnection:
         if self._stopping:
             self._set_state("disconnected" if connected else "failed", "stopped")
         elif connected:
-            reason = self._lost_reason or (_describe(failure) if failure else "the connection closed")
+            reason = self._lost_reason or (describe(failure) if failure else "the connection closed")
             self._set_state("disconnected", f"{reason}; it will be restarted on next use")
         else:
             self._set_state("failed", self._startup_error(failure))
@@ -270,82 +214,15 @@ class ServerConnection:
             return f"command not found: {self.settings.command!r} (check `command` in mcpServers.{self.name})"
         if isinstance(failure, PermissionError):
             return f"cannot run {self.settings.command!r}: permission denied"
-        if failure is not None and _is_connection_error(failure):
+        if failure is not None and is_connection_error(failure):
             if self.transport == "stdio":
                 return "the server exited during start-up"
-            return f"cannot reach {self.settings.url}: {_describe(failure)}"
+            return f"cannot reach {self.settings.url}: {describe(failure)}"
         return (
             str(failure)
             if isinstance(failure, TimeoutError)
-            else _describe(failure or RuntimeError("unknown"))
+            else describe(failure or RuntimeError("unknown"))
         )
-
-    async def _open(self, stack: AsyncExitStack, stderr: StderrTail | None) -> Any:
-        from mcp import ClientSession
-        from mcp.types import Implementation
-
-        if stderr is not None:
-            read, write = await self._open_stdio(stack, stderr)
-        else:
-            read, write = await self._open_http(stack)
-        session = ClientSession(
-            read,
-            write,
-            message_handler=self._on_message,
-            client_info=Implementation(name=CLIENT_NAME, version=_version()),
-        )
-        await stack.enter_async_context(session)
-        await session.initialize()
-        return session
-
-    async def _open_stdio(self, stack: AsyncExitStack, stderr: StderrTail) -> tuple[Any, Any]:
-        from mcp import StdioServerParameters, stdio_client
-
-        cwd = Path(os.path.expanduser(self.settings.cwd)) if self.settings.cwd else self.work_root
-        params = StdioServerParameters(
-            command=os.path.expanduser(self.settings.command),
-            args=list(self.settings.args),
-            env=dict(self.settings.env) or None,
-            cwd=str(cwd if cwd.is_absolute() else self.work_root / cwd),
-        )
-        errlog = await stderr.open()
-        try:
-            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-        finally:
-            stderr.close_writer()  # the child holds its own copy now (or was never born)
-        return streams[0], streams[1]
-
-    async def _open_http(self, stack: AsyncExitStack) -> tuple[Any, Any]:
-        headers = dict(self.settings.headers) or None
-        try:
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
-        except ImportError:  # mcp 1.x spells it differently and takes the headers itself
-            from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined]
-
-            streams = await stack.enter_async_context(
-                streamablehttp_client(self.settings.url, headers=headers)
-            )
-            return streams[0], streams[1]
-        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-        streams = await stack.enter_async_context(streamable_http_client(self.settings.url, http_client=http))
-        return streams[0], streams[1]
-
-    async def _list_tools(self, session: Any) -> list[dict[str, Any]]:
-        from mcp.types import PaginatedRequestParams
-
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            if cursor is None:
-                page = await session.list_tools()
-            else:
-                page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
-            tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
-            cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
-            if not cursor:
-                break
-        return tools
 
     async def _serve(self) -> None:
         """Sleep until stopped or lost; re-list tools when the server says they changed."""
@@ -363,11 +240,11 @@ class ServerConnection:
 
         try:
             with anyio.fail_after(self.settings.call_timeout):
-                tools = await self._list_tools(self._session)
+                tools = await list_tools(self._session)
         except Exception as exc:
-            if _is_connection_error(exc):
+            if is_connection_error(exc):
                 self.mark_lost("the connection closed")
-            log.warning("MCP server %s: re-listing tools failed: %s", self.name, _describe(exc))
+            log.warning("MCP server %s: re-listing tools failed: %s", self.name, describe(exc))
             return
         if tools != self.remote_tools:
             self.remote_tools = tools
@@ -375,9 +252,9 @@ class ServerConnection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
-            log.debug("MCP server %s: transport error: %s", self.name, _describe(message))
+            log.debug("MCP server %s: transport error: %s", self.name, describe(message))
             return
-        if _notification_method(message) == "notifications/tools/list_changed":
+        if notification_method(message) == "notifications/tools/list_changed":
             self._relist = True
             self._wake.set()
 
@@ -411,7 +288,7 @@ class ServerConnection:
             await self.ensure_connected()
             try:
                 return await self._call_once(tool, arguments)
-            except _SessionExpired as exc:
+            except SessionExpired as exc:
                 self.mark_lost("the server no longer knows the session (it probably restarted)")
                 if attempt:
                     raise ToolError(f"MCP server '{self.name}' refused the call to '{tool}': {exc}") from None
@@ -431,11 +308,11 @@ class ServerConnection:
                 f"(raise `call_timeout` in mcpServers.{self.name} if it needs longer)."
             ) from None
         except Exception as exc:
-            if _is_session_expired(exc):
-                raise _SessionExpired(_describe(exc)) from None
-            if not _is_connection_error(exc):
+            if is_session_expired(exc):
+                raise SessionExpired(describe(exc)) from None
+            if not is_connection_error(exc):
                 raise ToolError(
-                    f"MCP server '{self.name}' refused the call to '{tool}': {_describe(exc)}"
+                    f"MCP server '{self.name}' refused the call to '{tool}': {describe(exc)}"
                 ) from None
             self.mark_lost("the connection closed during a call")
             if self.stderr is not None:
@@ -448,23 +325,3 @@ class ServerConnection:
             raise ToolError(f"{text}\nLast lines of its stderr:\n{tail}" if tail else text) from None
         data: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return data
-
-
-class _SessionExpired(Exception):
-    """The streamable HTTP server answered 404 for our session id: it has forgotten us."""
-
-
-def _is_session_expired(exc: BaseException) -> bool:
-    if _error_code(exc) is None:
-        return False
-    text = str(getattr(getattr(exc, "error", None), "message", "") or exc).lower()
-    return "session" in text and any(word in text for word in ("not found", "terminated", "expired"))
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("catbuddy")
-    except Exception:
-        return "0"
