@@ -161,7 +161,9 @@ class Settings:
         from catbuddy.context.tokens import encoding_name_for_model
 
         spec = self.model_spec(model)
-        return spec.encoding or encoding_name_for_model(model or self.model_name, self.context.default_encoding)
+        return spec.encoding or encoding_name_for_model(
+            model or self.model_name, self.context.default_encoding
+        )
 
     def redacted(self) -> dict[str, Any]:
         """A printable view: the API key is never shown, only whether one is set."""
@@ -278,6 +280,14 @@ MODEL_KEYS: dict[str, Validator] = {
     "max_output_tokens": _int(1),
     "encoding": _choice(*ENCODINGS),
 }
+def _approval_table(source: str, key: str, value: Any) -> dict[str, str]:
+    table = _str_table(source, key, value)
+    for tool, mode in table.items():
+        if mode not in ("ask", "auto", "deny"):
+            raise ConfigError(source, f"{key}.{tool}", 'one of "ask", "auto", "deny"', mode)
+    return table
+
+
 MCP_KEYS: dict[str, Validator] = {
     "command": _str,
     "args": _str_list,
@@ -286,7 +296,7 @@ MCP_KEYS: dict[str, Validator] = {
     "url": _str,
     "headers": _str_table,
     "approval": _choice("ask", "auto", "deny"),
-    "tool_approval": _str_table,
+    "tool_approval": _approval_table,
     "startup_timeout": _number(0.1, 600),
     "call_timeout": _number(0.1, 3600),
     "disabled": _bool,
@@ -319,9 +329,7 @@ def validate_layer(source: str, data: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "models":
             if not isinstance(value, dict):
                 raise ConfigError(source, "models", 'a table of models, e.g. [models."gpt-4o"]', value)
-            layer["models"] = {
-                name: _check_model(source, name, spec) for name, spec in value.items()
-            }
+            layer["models"] = {name: _check_model(source, name, spec) for name, spec in value.items()}
         elif key in ("mcpServers", "mcp_servers"):
             if not isinstance(value, dict):
                 raise ConfigError(source, key, "a table of servers, e.g. [mcpServers.time]", value)
@@ -335,10 +343,14 @@ def _check_model(source: str, name: str, spec: Any) -> dict[str, Any]:
     checked = _check_table(source, f'models."{name}".', spec, MODEL_KEYS)
     for required in ("context_window", "max_output_tokens"):
         if required not in checked and name != "default":
-            raise ConfigError(source, f'models."{name}".{required}', "set (an integer)", hint="Both numbers are needed")
+            raise ConfigError(
+                source, f'models."{name}".{required}', "set (an integer)", hint="Both numbers are needed"
+            )
     window, out = checked.get("context_window"), checked.get("max_output_tokens")
     if window is not None and out is not None and out >= window:
-        raise ConfigError(source, f'models."{name}".max_output_tokens', f"smaller than context_window ({window})", out)
+        raise ConfigError(
+            source, f'models."{name}".max_output_tokens', f"smaller than context_window ({window})", out
+        )
     return checked
 
 
@@ -346,7 +358,9 @@ def _check_mcp(source: str, table: str, name: str, spec: Any) -> dict[str, Any]:
     checked = _check_table(source, f"{table}.{name}.", spec, MCP_KEYS)
     checked.pop("type", None)
     if not checked.get("command") and not checked.get("url"):
-        raise ConfigError(source, f"{table}.{name}", "a server with `command` (stdio) or `url` (streamable HTTP)")
+        raise ConfigError(
+            source, f"{table}.{name}", "a server with `command` (stdio) or `url` (streamable HTTP)"
+        )
     if checked.get("command") and checked.get("url"):
         raise ConfigError(source, f"{table}.{name}", "either `command` or `url`, not both")
     return checked

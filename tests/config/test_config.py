@@ -69,7 +69,7 @@ def test_api_key_is_never_shown(dirs) -> None:
 
 def test_bad_value_names_file_key_and_expectation(dirs) -> None:
     home, root = dirs
-    path = write(root / ".catbuddy" / "config.toml", "[context]\nkeep_recent_results = \"ten\"\n")
+    path = write(root / ".catbuddy" / "config.toml", '[context]\nkeep_recent_results = "ten"\n')
     with pytest.raises(ConfigError) as error:
         load_settings(home, root, env={})
     message = str(error.value)
@@ -102,7 +102,10 @@ def test_invalid_toml_names_the_file(dirs) -> None:
 
 def test_per_model_window_and_output(dirs) -> None:
     home, root = dirs
-    write(home / "config.toml", '[models."my-local"]\ncontext_window = 32768\nmax_output_tokens = 4096\nencoding = "cl100k_base"\n')
+    write(
+        home / "config.toml",
+        '[models."my-local"]\ncontext_window = 32768\nmax_output_tokens = 4096\nencoding = "cl100k_base"\n',
+    )
     settings = load_settings(home, root, env={}, flags={"model": "my-local"})
     assert settings.model_spec() == ModelSpec(32768, 4096, "cl100k_base")
     assert settings.encoding_for() == "cl100k_base"
@@ -110,7 +113,7 @@ def test_per_model_window_and_output(dirs) -> None:
 
 def test_model_output_must_be_smaller_than_window(dirs) -> None:
     home, root = dirs
-    write(home / "config.toml", '[models.x]\ncontext_window = 1000\nmax_output_tokens = 1000\n')
+    write(home / "config.toml", "[models.x]\ncontext_window = 1000\nmax_output_tokens = 1000\n")
     with pytest.raises(ConfigError, match="smaller than context_window"):
         load_settings(home, root, env={})
 
@@ -125,7 +128,7 @@ def test_known_models_have_sensible_defaults() -> None:
 
 def test_configurable_default_for_unknown_models(dirs) -> None:
     home, root = dirs
-    write(home / "config.toml", '[models.default]\ncontext_window = 65536\nmax_output_tokens = 2048\n')
+    write(home / "config.toml", "[models.default]\ncontext_window = 65536\nmax_output_tokens = 2048\n")
     settings = load_settings(home, root, env={}, flags={"model": "something-new"})
     assert settings.model_spec().context_window == 65536
 
@@ -147,4 +150,11 @@ def test_mcp_server_needs_command_or_url(dirs) -> None:
     home, root = dirs
     write(home / "config.toml", "[mcpServers.broken]\nargs = []\n")
     with pytest.raises(ConfigError, match="mcpServers.broken"):
+        load_settings(home, root, env={})
+
+
+def test_mcp_tool_approval_values_are_checked(dirs) -> None:
+    home, root = dirs
+    write(home / "config.toml", '[mcpServers.t]\ncommand = "x"\ntool_approval = { get_time = "sometimes" }\n')
+    with pytest.raises(ConfigError, match="mcpServers.t.tool_approval.get_time"):
         load_settings(home, root, env={})
