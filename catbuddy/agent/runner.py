@@ -105,7 +105,8 @@ class TurnRunner:
         loop = self.loop
         prompt = loop.builder.build(loop.channel)
         tools = loop.registry.schemas()
-        layer_tokens = {layer.name: loop.counter.count_text(layer.text) for layer in prompt.layers}
+        counter = loop.counter
+        layer_tokens = prompt.layer_tokens(counter.encoding_name, counter.count_text)
         fixed = FixedPart(prompt.text, tools, loop.history.summary, layer_tokens)
         governed = govern_context(
             loop.history.messages,

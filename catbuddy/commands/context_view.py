@@ -157,7 +157,7 @@ def build_view(
             prompt.text,
             tools,
             history.summary,
-            {layer.name: counter.count_text(layer.text) for layer in prompt.layers},
+            prompt.layer_tokens(counter.encoding_name, counter.count_text),
         )
         governed = govern_context(
             history.messages,

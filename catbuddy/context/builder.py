@@ -53,9 +53,17 @@ class BuiltPrompt:
     text: str
     layers: list[Layer]
     channel: str
+    _layer_tokens: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def layer(self, name: str) -> Layer | None:
         return next((layer for layer in self.layers if layer.name == name), None)
+
+    def layer_tokens(self, encoding_name: str, count_text: Callable[[str], int]) -> dict[str, int]:
+        """Tokens per layer, counted once per prompt and encoding (the prompt is cached, so this is too)."""
+        sizes = self._layer_tokens.get(encoding_name)
+        if sizes is None:
+            sizes = self._layer_tokens[encoding_name] = {layer.name: count_text(layer.text) for layer in self.layers}
+        return sizes
 
 
 def _stat_key(path: str) -> tuple[int, int] | None:
@@ -125,7 +133,12 @@ class ContextBuilder:
         from catbuddy.resources import workspace_defaults_dir
 
         ws = self.workspace
-        return [workspace_defaults_dir() / "skills", ws.global_skills_dir, ws.project_skills_dir, ws.agents_skills_dir]
+        return [
+            workspace_defaults_dir() / "skills",
+            ws.global_skills_dir,
+            ws.project_skills_dir,
+            ws.agents_skills_dir,
+        ]
 
     def _skill_files(self, roots_key: tuple[Any, ...]) -> tuple[str, ...]:
         # Listing skill folders costs a directory scan; redo it only when a root's mtime changed
@@ -259,7 +272,9 @@ class ContextBuilder:
             lines += source.runtime_lines()
         if not lines:
             return Layer("runtime", "")
-        return Layer("runtime", "## Runtime Context\n\nConnected MCP servers and their tools:\n" + "\n".join(lines))
+        return Layer(
+            "runtime", "## Runtime Context\n\nConnected MCP servers and their tools:\n" + "\n".join(lines)
+        )
 
     # --- the user message ---------------------------------------------------------------------
 
@@ -270,11 +285,3 @@ class ContextBuilder:
     def user_message(self, text: str, channel: str = "tui") -> dict[str, Any]:
         """The current user message as sent and persisted: the text plus the runtime block."""
         return {"role": "user", "content": f"{text}\n\n{self.runtime_block(channel)}"}
-
-
-def layer_token_sizes(prompt: BuiltPrompt, count_text: Callable[[str], int]) -> dict[str, int]:
-    return {layer.name: count_text(layer.text) for layer in prompt.layers}
-
-
-def layer_sources(layers: Sequence[Layer]) -> dict[str, list[str]]:
-    return {layer.name: [str(path) for path in layer.sources] for layer in layers}

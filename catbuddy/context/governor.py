@@ -38,6 +38,7 @@ from catbuddy.context.governor_steps import (
     repair,
 )
 from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter
+from catbuddy.session.history import SUMMARY_PREFIX, summary_message
 
 __all__ = [
     "COMPACTABLE_TOOLS",
@@ -65,8 +66,6 @@ __all__ = [
     "tool_tokens",
     "truncate_middle",
 ]
-
-SUMMARY_PREFIX = "[Previous conversation summary]: "
 
 Message = Mapping[str, Any]
 
@@ -159,10 +158,6 @@ class GovernedContext:
     messages: list[dict[str, Any]]  # the request: system prompt, pinned summary (if any), history
     history: list[dict[str, Any]]  # the governed history part alone
     report: GovernanceReport
-
-
-def summary_message(summary: str) -> dict[str, Any]:
-    return {"role": "user", "content": SUMMARY_PREFIX + summary}
 
 
 def govern_context(

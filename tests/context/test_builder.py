@@ -7,7 +7,7 @@ import io
 import os
 import pathlib
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ def ws(workspace: Workspace) -> Workspace:
 
 
 def builder(ws: Workspace, **settings) -> ContextBuilder:
-    fixed = datetime(2026, 12, 2, 10, 30, tzinfo=timezone.utc)
+    fixed = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)
     return ContextBuilder(ws, Settings(**settings), clock=lambda: fixed)
 
 
@@ -62,7 +62,13 @@ def test_layers_come_in_order_separated_by_rules(ws: Workspace) -> None:
     b = builder(ws)
     b.add_runtime_source(source)
     text = b.system_prompt()
-    markers = ["You are catbuddy", "## AGENTS.md", "## Project Memory", "## Always-On Skills", "## Runtime Context"]
+    markers = [
+        "You are catbuddy",
+        "## AGENTS.md",
+        "## Project Memory",
+        "## Always-On Skills",
+        "## Runtime Context",
+    ]
     positions = [text.index(m) for m in markers]
     assert positions == sorted(positions)
     assert text.count(LAYER_SEPARATOR) == 4
@@ -145,7 +151,10 @@ def test_runtime_layer_lists_registered_sources(ws: Workspace) -> None:
 def test_runtime_block_goes_to_the_user_message_not_the_system_prompt(ws: Workspace) -> None:
     b = builder(ws)
     message = b.user_message("fix the bug", "tui")
-    assert message == {"role": "user", "content": "fix the bug\n\n[runtime: time=2026-12-02T10:30:00+00:00, channel=tui]"}
+    assert message == {
+        "role": "user",
+        "content": "fix the bug\n\n[runtime: time=2026-12-02T10:30:00+00:00, channel=tui]",
+    }
     assert "2026-12-02" not in b.system_prompt()
     assert strip_runtime_block(message["content"]) == "fix the bug"
 
@@ -153,7 +162,7 @@ def test_runtime_block_goes_to_the_user_message_not_the_system_prompt(ws: Worksp
 def test_system_prompt_is_byte_identical_across_turns(ws: Workspace) -> None:
     b = builder(ws)
     first = b.system_prompt()
-    later = ContextBuilder(ws, Settings(), clock=lambda: datetime(2030, 1, 1, tzinfo=timezone.utc))
+    later = ContextBuilder(ws, Settings(), clock=lambda: datetime(2030, 1, 1, tzinfo=UTC))
     assert first == b.system_prompt() == later.system_prompt()
 
 
