@@ -69,6 +69,7 @@ class AgentLoop:
         self.calibration = CalibrationStore.in_home(workspace.home)
         self.policy = ApprovalPolicy(settings.approval, settings, workspace)
         self.mcp: Any = None
+        self._mcp_failures_shown: set[str] = set()
         self.registry = build_registry()
         self.tool_context = ToolContext(workspace, settings)
         self.compaction = CompactionManager(self)
@@ -111,10 +112,21 @@ class AgentLoop:
         self.builder.add_runtime_source(self.mcp)
         self.mcp.on_change(self._mcp_changed)
         await self.mcp.start()
+        if not self.interactive:
+            # Nobody watches a headless run: give the servers their start-up time so the first
+            # request already has their tools. The app connects them in the background instead.
+            startup = max((s.startup_timeout for s in self.settings.mcp_servers.values()), default=0)
+            await self.mcp.wait_ready(startup + 1)
+        self._mcp_changed()
 
-    def _mcp_changed(self, *_: Any) -> None:
+    def _mcp_changed(self) -> None:
         if self.mcp is not None:
             refresh_external(self.registry, self.mcp.tools())
+            for status in self.mcp.statuses():
+                if status.state == "failed" and status.name not in self._mcp_failures_shown:
+                    self._mcp_failures_shown.add(status.name)
+                    tail = f"\n{status.stderr_tail}" if status.stderr_tail else ""
+                    self.emit(Notice(f"MCP server {status.name} failed: {status.error}{tail}", "warning"))
 
     async def aclose(self) -> None:
         if self._turn_task is not None and not self._turn_task.done():
