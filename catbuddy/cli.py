@@ -146,6 +146,7 @@ def init(ctx: typer.Context, cwd: CwdOption = None) -> None:
 
 
 def _read_request(source: str) -> dict[str, Any]:
+    label = "standard input" if source == "-" else source
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:
@@ -159,12 +160,12 @@ def _read_request(source: str) -> dict[str, Any]:
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise fail(f'{source}: expected a chat request object with a "messages" list', EXIT_USAGE)
+        raise fail(f'{label}: expected a chat request object with a "messages" list', EXIT_USAGE)
     if not all(isinstance(m, dict) and "role" in m for m in data["messages"]):
-        raise fail(f'{source}: every item of "messages" must be an object with a "role"', EXIT_USAGE)
+        raise fail(f'{label}: every item of "messages" must be an object with a "role"', EXIT_USAGE)
     tools = data.get("tools") or []
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        raise fail(f'{source}: "tools" must be a list of tool objects', EXIT_USAGE)
+        raise fail(f'{label}: "tools" must be a list of tool objects', EXIT_USAGE)
     return data
 
 
