@@ -25,7 +25,9 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-mcp_app = typer.Typer(help="MCP servers: list them and their tools.", no_args_is_help=True, rich_markup_mode=None)
+mcp_app = typer.Typer(
+    help="MCP servers: list them and their tools.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(mcp_app, name="mcp")
 
 
