@@ -157,7 +157,7 @@ def _read_request(source: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(
-            f'{source} is not valid JSON ({exc}). Expected {{"messages": [...], "tools": [...]}}.', EXIT_USAGE
+            f'{label} is not valid JSON ({exc}). Expected {{"messages": [...], "tools": [...]}}.', EXIT_USAGE
         ) from None
     if isinstance(data, list):
         data = {"messages": data}
