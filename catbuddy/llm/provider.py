@@ -67,7 +67,12 @@ class ChatProvider(Protocol):
     ) -> AsyncIterator[ProviderEvent]: ...
 
     async def complete(
-        self, *, model: str, messages: Sequence[Message], max_tokens: int | None = None
+        self,
+        *,
+        model: str,
+        messages: Sequence[Message],
+        max_tokens: int | None = None,
+        on_retry: RetryCallback | None = None,
     ) -> LLMResponse: ...
 
 
@@ -211,7 +216,12 @@ class Provider:
                     await stream.close()
 
     async def complete(
-        self, *, model: str, messages: Sequence[Message], max_tokens: int | None = None
+        self,
+        *,
+        model: str,
+        messages: Sequence[Message],
+        max_tokens: int | None = None,
+        on_retry: RetryCallback | None = None,
     ) -> LLMResponse:
         """One non-streamed reply, no tools (compaction summaries)."""
         import openai
@@ -224,4 +234,4 @@ class Provider:
                 completion = await self.client.chat.completions.create(**kwargs)
                 return response_from_completion(completion)
             except openai.OpenAIError as exc:
-                await self._before_retry(attempt, exc, model, None)
+                await self._before_retry(attempt, exc, model, on_retry)

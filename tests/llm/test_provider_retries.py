@@ -92,9 +92,12 @@ async def test_server_error_retries_run_out_into_provider_error(
     scripted_llm: ScriptedLLM, make_provider: Callable[..., Provider]
 ) -> None:
     scripted_llm.push(Reply.error(500, "kaput"), Reply.error(500, "kaput"))
+    retries, on_retry = recorder()
     with pytest.raises(ProviderError, match=r"server error \(500\): kaput"):
-        await make_provider(scripted_llm, max_retries=1).complete(model="scripted", messages=USER)
-    assert len(scripted_llm.requests) == 2
+        await make_provider(scripted_llm, max_retries=1).complete(
+            model="scripted", messages=USER, on_retry=on_retry
+        )
+    assert len(scripted_llm.requests) == 2 and [r[0] for r in retries] == [1]
 
 
 async def test_context_length_exceeded_is_not_retried(
