@@ -8,6 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from catbuddy.cli import app
+from catbuddy.session.records import read_session_file
+from catbuddy.session.store import SessionStore
 from catbuddy.testing.script import Reply
 
 
@@ -113,3 +115,18 @@ def test_help_describes_the_commands(invoke, args):
             assert f" {command} " in text
     if args[0] == "run":
         assert "--stream-json" in text and "Exit 0 done, 1 failed, 2 bad usage" in text
+
+
+def test_resume_continues_the_same_session_file(invoke, scripted_llm, project):
+    from catbuddy.workspace import Workspace, default_home
+
+    scripted_llm.push(Reply.text("first"), Reply.text("second"))
+    assert invoke("run", "one").exit_code == 0
+    (info,) = SessionStore(Workspace.at(project, default_home()).sessions_dir).list()
+
+    result = invoke("run", "--resume", info.id, "two")
+
+    assert result.exit_code == 0 and result.stdout.strip() == "second"
+    roles = [r.role for r in read_session_file(info.path).messages]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert len(scripted_llm.requests[1].messages) == 4

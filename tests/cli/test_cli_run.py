@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
 from catbuddy.testing.script import Reply
 from catbuddy.workspace import Workspace, default_home
@@ -87,16 +86,3 @@ def test_resuming_an_unknown_session_exits_2(cli):
     done = cli("run", "--resume", "20990101-000000-nothere", "hi")
     assert done.returncode == 2
     assert "nothere" in done.stderr and "Traceback" not in done.stderr
-
-
-def test_resume_continues_the_same_session_file(cli, scripted_llm, project):
-    scripted_llm.push(Reply.text("first"), Reply.text("second"))
-    assert cli("run", "one").returncode == 0
-    (info,) = sessions_of(project).list()
-
-    done = cli("run", "--resume", info.id, "two")
-
-    assert done.returncode == 0 and done.stdout.strip() == "second"
-    roles = [r.role for r in read_session_file(info.path).messages]
-    assert roles == ["user", "assistant", "user", "assistant"]
-    assert len(scripted_llm.requests[1].messages) == 4
