@@ -332,7 +332,7 @@ class CatbuddyApp(SlashCommands):
         text = message.text
         if await self.run_slash(text):
             return
-        self.transcript.anchor()  # sending brings the view back to the bottom
+        self.transcript.follow()  # sending brings the view back to the live end
         if self.loop is None:
             self._pending_inputs.append(text)
         else:

@@ -26,3 +26,28 @@ async def type_text(pilot: Any, text: str) -> None:
     """Type into the focused prompt as a user would (spaces and all)."""
     keys = ["space" if ch == " " else ch for ch in text]
     await pilot.press(*keys)
+
+
+def make_long_session(workspace: Any, messages: int, model: str = "scripted") -> str:
+    """A stored session of `messages` messages (user/assistant pairs with a tool call now and then)."""
+    from catbuddy.session.store import SessionStore
+
+    store = SessionStore(workspace.sessions_dir)
+    session = store.create(workspace.work_root, model)
+    index = 0
+    while index < messages:
+        turn = index // 4
+        session.append_message({"role": "user", "content": f"question {turn}\n\n[runtime: time=x]"})
+        call = {
+            "id": f"call_{turn}",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+        }
+        session.append_message({"role": "assistant", "content": None, "tool_calls": [call]})
+        session.append_message({"role": "tool", "tool_call_id": f"call_{turn}", "content": "print(1)\n" * 5})
+        session.append_message(
+            {"role": "assistant", "content": f"Answer **{turn}**\n\n```python\nx = {turn}\n```\n"}
+        )
+        index += 4
+    session.close()
+    return session.id

@@ -23,8 +23,8 @@ from catbuddy.tui.widgets.messages import (
 
 INITIAL_MESSAGES = 50  # mounted when a session opens
 PAGE_MESSAGES = 50  # mounted per "load earlier"
-PRUNE_AT = 240  # blocks mounted before old ones are dropped
-PRUNE_KEEP = 160  # blocks kept after a prune
+PRUNE_AT = 150  # blocks mounted before old ones are dropped (layout cost grows with every block)
+PRUNE_KEEP = 100  # blocks kept after a prune
 
 
 def blocks_for(messages: list[dict[str, Any]], first_ordinal: int) -> list[Widget]:
@@ -63,6 +63,14 @@ def _user_positions(messages: list[dict[str, Any]]) -> list[int]:
     return [index for index, message in enumerate(messages) if message.get("role") == "user"]
 
 
+def _page_start(messages: list[dict[str, Any]], start: int) -> int:
+    """Move a page start back so it never begins with tool results (they belong with their call)."""
+    start = max(0, start)
+    while start > 0 and messages[start].get("role") == "tool":
+        start -= 1
+    return start
+
+
 class Transcript(VerticalScroll):
     def __init__(self) -> None:
         super().__init__(id="transcript")
@@ -71,11 +79,17 @@ class Transcript(VerticalScroll):
         self._first_index: int | None = 0  # transcript index of the first mounted message
         self._first_ordinal = 0  # used when _first_index is unknown (after a prune)
         self.user_count = 0  # user messages in the session so far (ordinal for the next one)
+        self.cap = PRUNE_AT  # raised while the user reads pages they loaded, reset when they send again
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self.load_button
 
     def on_mount(self) -> None:
+        self.anchor()
+
+    def follow(self) -> None:
+        """Back to the live end: stick to the bottom, and prune as usual from now on."""
+        self.cap = PRUNE_AT
         self.anchor()
 
     @property
@@ -85,20 +99,21 @@ class Transcript(VerticalScroll):
     async def reset(self, messages: list[dict[str, Any]]) -> None:
         """Show a session: the newest messages only, with a control for the rest."""
         await self.remove_children(self.blocks)
-        start = max(0, len(messages) - INITIAL_MESSAGES)
+        self.cap = PRUNE_AT
+        start = _page_start(messages, len(messages) - INITIAL_MESSAGES)
         first_ordinal = len(_user_positions(messages[:start]))
         self.user_count = len(_user_positions(messages))
         self._first_index = start
         self._first_ordinal = first_ordinal
+        self._update_button()
         widgets = blocks_for(messages[start:], first_ordinal)
         if widgets:
             await self.mount_all(widgets)
-        self._update_button()
         self.anchor()
 
     async def add(self, widget: Widget) -> None:
         await self.mount(widget)
-        if len(self.children) > PRUNE_AT:
+        if len(self.children) > self.cap:
             await self._prune()
 
     async def _prune(self) -> None:
@@ -130,10 +145,11 @@ class Transcript(VerticalScroll):
         if end is None:
             positions = _user_positions(messages)
             end = positions[self._first_ordinal] if self._first_ordinal < len(positions) else len(messages)
-        start = max(0, end - PAGE_MESSAGES)
+        start = _page_start(messages, end - PAGE_MESSAGES)
         widgets = blocks_for(messages[start:end], len(_user_positions(messages[:start])))
         if widgets:
             await self.mount_all(widgets, after=self.load_button)
         self._first_index = start
         self._update_button()
+        self.cap = max(PRUNE_AT, len(self.blocks) + PRUNE_AT - PRUNE_KEEP)  # keep what was asked for
         return end - start
