@@ -4,7 +4,7 @@ rolling summary, pinning, chunking, resume, the compact model, and the states th
 from __future__ import annotations
 
 from agent_helpers import assert_valid_request, session_messages
-from test_compaction_helpers import (
+from compaction_helpers import (
     WHOLE,
     Brain,
     chat_requests,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_compaction_helpers import Brain, summary_requests, summary_text
+from compaction_helpers import Brain, summary_requests, summary_text
 from typer.testing import CliRunner
 
 from catbuddy.cli import app

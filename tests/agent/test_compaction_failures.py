@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from agent_helpers import session_events
-from test_compaction_helpers import Brain, chat_requests, seed, summary_requests, summary_text
+from compaction_helpers import Brain, chat_requests, seed, summary_requests, summary_text
 
 from catbuddy.agent.events import CompactionFinished, ErrorOccurred, Notice, TurnEndReason
 from catbuddy.config import ContextSettings, ModelSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from test_compaction_helpers import WHOLE, Brain, is_summary_request, summary_requests
+from compaction_helpers import WHOLE, Brain, is_summary_request, summary_requests
 
 from catbuddy.agent.events import ErrorOccurred, TurnEndReason
 from catbuddy.config import ModelSpec
