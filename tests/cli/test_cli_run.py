@@ -58,7 +58,7 @@ def test_a_bad_approval_value_exits_2_and_names_it(cli):
     done = cli("run", "hi", env={"CATBUDDY_APPROVAL": "sometimes"})
     assert done.returncode == 2
     # Names where the value came from, the key, what is allowed and what it got.
-    assert "environment" in done.stderr and "approval" in done.stderr
+    assert "CATBUDDY_APPROVAL" in done.stderr and "approval" in done.stderr
     assert '"yolo"' in done.stderr and "sometimes" in done.stderr
 
 

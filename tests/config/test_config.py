@@ -89,7 +89,7 @@ def test_bad_approval_mode_lists_the_choices(dirs) -> None:
     home, root = dirs
     with pytest.raises(ConfigError, match='"ask", "auto-edit", "yolo"') as error:
         load_settings(home, root, env={"CATBUDDY_APPROVAL": "sometimes"})
-    assert "environment" in str(error.value)
+    assert "environment variable CATBUDDY_APPROVAL" in str(error.value)
 
 
 def test_invalid_toml_names_the_file(dirs) -> None:
