@@ -129,7 +129,7 @@ async def test_tool_calls_are_compact_blocks_that_expand_and_show_errors(fake_ap
         blocks = await wait_for(pilot, lambda: list(app.transcript.query(ToolBlock)), what="tool blocks")
         await wait_for(pilot, lambda: blocks[1].status == "error")
         header = str(blocks[0]._header.render())
-        assert "read_file" in header and "path=a.py" in header and "0.2s" in header
+        assert "read_file" in header and "path=a.py" in header and "250ms" in header
         assert blocks[1].has_class("error")
         await pilot.click(blocks[0])
         await wait_for(pilot, lambda: blocks[0].query(".tool-details"), what="details")

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-FIRST_MESSAGE_CHARS = 60
+FIRST_MESSAGE_CHARS = 80
 
 
 def format_time(value: Any) -> str:
@@ -42,16 +42,17 @@ def format_size(size: int) -> str:
 
 
 def session_label(info: Any, current: str | None) -> Text:
+    """Two lines: the first user message, then time, size and the id to pass to `catbuddy --resume`."""
     first = " ".join((info.first_user_message or "(no messages)").split())
     if len(first) > FIRST_MESSAGE_CHARS:
         first = first[: FIRST_MESSAGE_CHARS - 1] + "…"
     text = Text()
-    text.append(f"{first:<{FIRST_MESSAGE_CHARS}}", style="bold" if info.id == current else "")
-    text.append(f"  {format_time(info.last_activity or info.created_at)}", style="cyan")
-    text.append(f"  {info.message_count:>4} msgs  {format_size(info.size_bytes):>9}", style="dim")
-    text.append(f"  {info.id}", style="dim")
+    text.append(first, style="bold" if info.id == current else "")
     if info.id == current:
         text.append("  (current)", style="green")
+    text.append("\n")
+    text.append(f"  {format_time(info.last_activity or info.created_at)}", style="cyan")
+    text.append(f" · {info.message_count} messages · {format_size(info.size_bytes)} · {info.id}", style="dim")
     return text
 
 

@@ -133,7 +133,8 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
             text.append(f"  {self.summary}", style="dim")
         text.append(f"  {icon}", style=style)
         if self.status in ("done", "error") and self.duration:
-            text.append(f" {self.duration:.1f}s", style="dim")
+            shown = f"{self.duration * 1000:.0f}ms" if self.duration < 1 else f"{self.duration:.1f}s"
+            text.append(f" {shown}", style="dim")
         if self.status == "waiting":
             text.append(" waiting for approval", style="magenta")
         return text

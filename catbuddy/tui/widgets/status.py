@@ -67,6 +67,8 @@ def render_status(info: StatusInfo) -> Text:
     text.append(info.state, style=STATE_STYLES.get(info.state, ""))
     if info.queued:
         text.append(f" (+{info.queued} queued)", style="yellow")
+    if info.state in ("running", "compacting"):
+        text.append(" · Esc stops", style="dim")
     text.append(" │ ", style="dim")
     colour = context_colour(info.used, info.budget, info.compact_at)
     percent = 0 if not info.budget else round(100 * info.used / info.budget)
