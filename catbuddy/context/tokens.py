@@ -186,11 +186,19 @@ class TokenCounter:
             self.exact = False
         self._costs = TOOL_COSTS.get(encoding_name, TOOL_COSTS["o200k_base"])
         self._message_cache: dict[tuple[Any, ...], int] = {}
+        # Fast path for the same message object seen again (the history stays in memory turn after
+        # turn): id → (message, count). Holding the message keeps its id from being reused.
+        self._by_identity: dict[int, tuple[Mapping[str, Any], int]] = {}
 
     def count_text(self, text: str) -> int:
         return len(self._encoder.encode_ordinary(text)) if text else 0
 
     def count_message(self, message: Mapping[str, Any]) -> int:
+        """Cached: messages are never edited in place (a changed message is a new dict), so a
+        message object's count, like its content's, never changes."""
+        seen = self._by_identity.get(id(message))
+        if seen is not None and seen[0] is message:
+            return seen[1]
         key = _message_key(message)
         cached = self._message_cache.get(key)
         if cached is None:
@@ -198,6 +206,9 @@ class TokenCounter:
             if len(self._message_cache) >= MESSAGE_CACHE_LIMIT:
                 self._message_cache.clear()
             self._message_cache[key] = cached
+        if len(self._by_identity) >= MESSAGE_CACHE_LIMIT:
+            self._by_identity.clear()
+        self._by_identity[id(message)] = (message, cached)
         return cached
 
     def _count_message_uncached(self, message: Mapping[str, Any]) -> int:
