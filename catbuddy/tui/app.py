@@ -164,6 +164,11 @@ class CatbuddyApp(SlashCommands):
             state=_state(loop.state),
         )
         self.refresh_context()
+        if not self.transcript.blocks:
+            self.notice(
+                f"catbuddy in {self.workspace.work_root} · model {loop.model} · /help for commands and keys",
+                "info",
+            )
 
     def refresh_context(self) -> None:
         """The status bar's context figures before the first request (no LLM call)."""

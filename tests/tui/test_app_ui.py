@@ -149,8 +149,9 @@ async def test_notices_for_governance_compaction_retry_and_errors(fake_app) -> N
             )
         )
         loop.emit(ev.ErrorOccurred(message="Connection refused", hint="Is the server running?"))
-        await wait_for(pilot, lambda: len(texts(app, NoticeBlock)) == 4, what="notices")
-        shown = texts(app, NoticeBlock)
+        await wait_for(pilot, lambda: len(texts(app, NoticeBlock)) == 5, what="notices")
+        welcome, *shown = texts(app, NoticeBlock)
+        assert "/help" in welcome
         assert "12,400 tokens saved" in shown[0]
         assert "attempt 2" in shown[1]
         assert "30 messages" in shown[2] and "16,000 saved" in shown[2]

@@ -24,7 +24,13 @@ class PromptArea(TextArea):
             self.text = text
 
     def __init__(self) -> None:
-        super().__init__(id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        super().__init__(
+            id="prompt",
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            placeholder="Ask catbuddy…  (/ commands · Shift+Enter or Ctrl+J newline · Esc stops)",
+        )
         self.input_history: list[str] = []
         self._history_pos: int | None = None
         self._draft = ""
@@ -144,12 +150,13 @@ class Completer(OptionList):
             self.hide()
             return
         self.clear_options()
+        width = max(len(command.name) for command in matches) + 1
         for command in matches:
             label = Text()
-            label.append(f"/{command.name}", style="bold")
+            label.append(f"/{command.name}".ljust(width + 2), style="bold")
+            label.append(command.description)
             if command.usage:
-                label.append(f" {command.usage}", style="dim")
-            label.append(f"  {command.description}", style="italic")
+                label.append(f"  {command.usage}", style="dim")
             self.add_option(Option(label, id=command.name))
         self.highlighted = 0
         self.display = True
