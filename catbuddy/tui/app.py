@@ -19,10 +19,11 @@ from textual.widgets import Button, OptionList, TextArea
 
 from catbuddy.agent import events as ev
 from catbuddy.config import Settings
+from catbuddy.context.builder import strip_runtime_block
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
 from catbuddy.tui.screens.setup import SetupResult, SetupScreen
 from catbuddy.tui.slash import SlashCommands
-from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock, strip_runtime
+from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
 from catbuddy.tui.widgets.status import StatusBar
 from catbuddy.tui.widgets.transcript import Transcript
@@ -228,7 +229,9 @@ class CatbuddyApp(SlashCommands):
 
     async def _handle(self, event: ev.Event) -> None:
         if isinstance(event, ev.TurnStarted):
-            await self.transcript.add(UserBlock(strip_runtime(event.user_text), self.transcript.user_count))
+            await self.transcript.add(
+                UserBlock(strip_runtime_block(event.user_text), self.transcript.user_count)
+            )
             self.transcript.user_count += 1
             self.refresh_queue()
         elif isinstance(event, ev.StateChanged):

@@ -8,11 +8,11 @@ from textual.app import App
 
 from catbuddy.agent import events as ev
 from catbuddy.config import APPROVAL_MODES
+from catbuddy.context.tokens import content_text
 from catbuddy.tui import commands
 from catbuddy.tui.screens.context import ContextScreen
 from catbuddy.tui.screens.editor import EditableFile, EditorScreen
 from catbuddy.tui.screens.sessions import SessionPicker
-from catbuddy.tui.widgets.messages import content_text
 from catbuddy.workspace import shipped_default
 
 COPY_FALLBACK_NAME = "last_reply.md"  # under the catbuddy home, for terminals without OSC 52

@@ -11,26 +11,8 @@ from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from catbuddy.context.builder import strip_runtime_block
-
 SUMMARY_CHARS = 90  # key arguments shown on a collapsed tool block
 DETAIL_CHARS = 20_000  # an expanded result longer than this is cut (the model saw all of it)
-
-
-def strip_runtime(text: str) -> str:
-    """The user's words without the trailing `[runtime: …]` block the loop adds for the model."""
-    return strip_runtime_block(text)
-
-
-def content_text(content: Any) -> str:
-    """OpenAI message content as plain text (string, or a list of typed parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content)
 
 
 class TranscriptBlock:

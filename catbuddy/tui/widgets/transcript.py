@@ -12,13 +12,13 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button
 
+from catbuddy.context.builder import strip_runtime_block
+from catbuddy.context.tokens import content_text
 from catbuddy.tui.widgets.messages import (
     AssistantBlock,
     NoticeBlock,
     ToolBlock,
     UserBlock,
-    content_text,
-    strip_runtime,
 )
 
 INITIAL_MESSAGES = 50  # mounted when a session opens
@@ -35,7 +35,7 @@ def blocks_for(messages: list[dict[str, Any]], first_ordinal: int) -> list[Widge
     for message in messages:
         role = message.get("role")
         if role == "user":
-            blocks.append(UserBlock(strip_runtime(content_text(message.get("content"))), ordinal))
+            blocks.append(UserBlock(strip_runtime_block(content_text(message.get("content"))), ordinal))
             ordinal += 1
         elif role == "assistant":
             text = content_text(message.get("content"))
