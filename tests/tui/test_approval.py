@@ -67,12 +67,14 @@ async def test_deny_with_a_note_sends_the_note(fake_app) -> None:
 
 
 async def test_keys_in_the_first_half_second_are_not_answers(fake_app) -> None:
-    app, holder = fake_app(approval_arm_delay=0.5)
+    # The app's real delay is 0.5 s; a longer one keeps this test honest on a busy CI machine, where
+    # opening the dialog and pressing three keys can itself take longer than half a second.
+    app, holder = fake_app(approval_arm_delay=2.0)
     async with app.run_test(size=SIZE) as pilot:
         future = await open_dialog(app, holder, pilot)
         await pilot.press("1", "enter", "y")
         assert not future.done()
-        await pilot.pause(0.55)
+        await pilot.pause(2.05)
         await pilot.press("3")
         decision = await asyncio.wait_for(future, 2)
         assert decision.choice is ev.ApprovalChoice.DENY
