@@ -1,14 +1,18 @@
-"""TUI figures: first frame, opening a 1,000-message session, input latency while a reply streams.
+"""TUI figures: first frame, opening a 1,000-message session, input latency while a reply streams,
+and memory over a 2,000-message session.
 
     python bench/bench_tui.py
 
 Runs headless (Textual's test driver) against the real AgentLoop; the streaming case uses the
-scripted server at 500 tokens/s. Prints one line per figure.
+scripted server at 500 tokens/s. Baselines measured in the same run: the first frame of a bare
+Textual app (one Static, one TextArea), and the memory after the first 500 messages.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
 import statistics
 import sys
 import tempfile
@@ -16,6 +20,8 @@ import time
 from pathlib import Path
 
 from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import Static, TextArea
 
 from catbuddy.config import Settings
 from catbuddy.session.store import SessionStore
@@ -27,6 +33,8 @@ from catbuddy.workspace import Workspace
 
 SIZE = (120, 40)
 SESSION_MESSAGES = 1000
+LONG_RUN_MESSAGES = 2000
+MEMORY_CHECKPOINTS = (500, 1000, 1500, 2000)
 STREAM_TOKENS_PER_SECOND = 500
 KEYSTROKES = 40
 
@@ -61,6 +69,65 @@ async def until(pilot, condition, timeout: float = 30.0) -> None:
         if time.perf_counter() > deadline:
             raise TimeoutError("condition not met")
         await pilot.pause(0.005)
+
+
+class BareApp(App[None]):
+    """The baseline: what any Textual app of this shape costs to paint."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("hello")
+        yield TextArea()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.painted_at = time.perf_counter()
+
+
+async def bare_first_frame() -> float:
+    started = time.perf_counter()
+    app = BareApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: hasattr(app, "painted_at"))
+        return app.painted_at - started
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+async def long_run_memory(llm: ScriptedLLM, settings: Settings) -> list[tuple[int, float, int, float]]:
+    """Drive the app through a 2,000-message session (the server echoes each message) and read the
+    process's resident memory and the mounted blocks at each checkpoint. The server runs in this
+    process and records every request (each one holding the whole history), so the bench drops
+    those records as it goes: what is measured is the app and the agent loop."""
+    app = CatbuddyApp(workspace(), settings)
+    readings: list[tuple[int, float, int, float]] = []
+    since = time.perf_counter()
+    turns_since = 0
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.loop is not None)
+        loop = app.loop
+        turn = 0
+        while len(loop.transcript()) < LONG_RUN_MESSAGES:
+            turn += 1
+            app.prompt.load_text(f"message number {turn}: " + "some words to echo back " * 8)
+            await pilot.press("enter")
+            await until(pilot, lambda t=turn: len(loop.transcript()) >= 2 * t and loop.state.value == "idle", 60)
+            llm.clear_requests()
+            turns_since += 1
+            count = len(loop.transcript())
+            if readings and count < MEMORY_CHECKPOINTS[len(readings)] or len(readings) == len(MEMORY_CHECKPOINTS):
+                continue
+            if count >= MEMORY_CHECKPOINTS[len(readings)]:
+                gc.collect()
+                per_turn = (time.perf_counter() - since) / turns_since * 1000
+                readings.append((count, rss_mb(), len(app.transcript.blocks), per_turn))
+                since, turns_since = time.perf_counter(), 0
+    return readings
 
 
 async def first_frame(settings: Settings) -> float:
@@ -114,12 +181,14 @@ async def input_latency(llm: ScriptedLLM, settings: Settings) -> tuple[list[floa
 async def main() -> None:
     with ScriptedLLM([]) as llm:
         settings = Settings(model="scripted", base_url=llm.base_url, api_key="bench", max_retries=0)
+        bare = await bare_first_frame()
         frame = await first_frame(settings)
         print(f"first frame:                  {frame * 1000:7.0f} ms (app start to first paint, headless)")
+        print(f"  bare Textual app baseline:  {bare * 1000:7.0f} ms  → catbuddy ×{frame / bare:.2f}")
         opened, mounted = await open_long_session(settings)
         print(
             f"open {SESSION_MESSAGES}-message session:   {opened * 1000:7.0f} ms "
-            f"({mounted} blocks mounted; the rest behind 'load earlier')"
+            f"({mounted} blocks mounted; the rest behind 'load earlier'; ×{opened / bare:.2f} the bare app)"
         )
         latencies, streamed = await input_latency(llm, settings)
         latencies.sort()
@@ -129,6 +198,14 @@ async def main() -> None:
             f"p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms "
             f"({KEYSTROKES} keys at {STREAM_TOKENS_PER_SECOND} tok/s; {streamed:,} chars streamed meanwhile)"
         )
+        readings = await long_run_memory(llm, settings)
+        base_rss = readings[0][1]
+        print(f"memory over a {LONG_RUN_MESSAGES:,}-message session (resident MB, mounted blocks):")
+        for count, rss, blocks, per_turn in readings:
+            print(
+                f"  {count:>5,} messages: {rss:7.1f} MB  ×{rss / base_rss:.2f} of the 500-message reading, "
+                f"{blocks} blocks, {per_turn:.0f} ms per turn since the last reading"
+            )
 
 
 if __name__ == "__main__":

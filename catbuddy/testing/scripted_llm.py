@@ -198,6 +198,11 @@ class ScriptedLLM:
         with self._lock:
             return list(self._requests)
 
+    def clear_requests(self) -> None:
+        """Forget the recorded requests (long runs: each record holds the whole history it was sent)."""
+        with self._lock:
+            self._requests.clear()
+
     @property
     def over_budget(self) -> list[RecordedRequest]:
         """Requests refused because their prompt did not fit ``context_window``."""
