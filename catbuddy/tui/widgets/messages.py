@@ -42,6 +42,13 @@ class AssistantBlock(Markdown, TranscriptBlock):
         self.text += fragment
         await self._stream.write(fragment)
 
+    async def on_unmount(self) -> None:
+        # A reply still streaming when the app closes (or its block is pruned) must not leave its
+        # MarkdownStream task running.
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
+
     async def finish(self, final_text: str | None = None) -> None:
         if self._stream is not None:
             await self._stream.stop()
