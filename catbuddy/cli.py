@@ -12,6 +12,7 @@ import typer
 
 from catbuddy import __version__
 from catbuddy.config import ConfigError, Settings, load_settings
+from catbuddy.logs import log_to_file, log_to_stderr
 from catbuddy.workspace import Workspace, default_home
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -119,9 +120,11 @@ def main_callback(
 ) -> None:
     ctx.obj = GlobalOptions(cwd=cwd, model=model, base_url=base_url, approval=approval)
     if ctx.invoked_subcommand is not None:
+        log_to_stderr()
         return
     workspace, settings = load(ctx)
     _first_run_init(workspace)
+    log_to_file(workspace.home)
     from catbuddy.tui.app import run_tui
 
     session_id = run_tui(workspace, settings, resume=resume, continue_latest=continue_latest, inline=inline)
