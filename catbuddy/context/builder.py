@@ -62,7 +62,9 @@ class BuiltPrompt:
         """Tokens per layer, counted once per prompt and encoding (the prompt is cached, so this is too)."""
         sizes = self._layer_tokens.get(encoding_name)
         if sizes is None:
-            sizes = self._layer_tokens[encoding_name] = {layer.name: count_text(layer.text) for layer in self.layers}
+            sizes = self._layer_tokens[encoding_name] = {
+                layer.name: count_text(layer.text) for layer in self.layers
+            }
         return sizes
 
 

@@ -9,9 +9,7 @@ has already counted, so a turn costs about one count of what is new.
 
 from __future__ import annotations
 
-import json
 import math
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -63,7 +61,6 @@ __all__ = [
     "repair",
     "snip_history",
     "summary_message",
-    "tool_tokens",
     "truncate_middle",
 ]
 
@@ -184,7 +181,7 @@ def govern_context(
         head.append(summary_message(fixed.summary))
     sizes = FixedSizes(
         system_prompt=counter.count_message(head[0]) if fixed.system_prompt else 0,
-        tools=tool_tokens(counter, fixed.tools),
+        tools=counter.count_tools(fixed.tools),
         summary=counter.count_message(head[-1]) if fixed.summary else 0,
         layers=dict(fixed.layer_tokens),
         priming=REPLY_PRIMING,
@@ -226,27 +223,6 @@ def govern_context(
         messages_after=len(kept),
     )
     return GovernedContext(messages=head + kept, history=kept, report=report)
-
-
-# Tool schemas are counted every call but change rarely: remember their count per counter, keyed on
-# their JSON (cheaper than encoding every description again).
-_TOOL_COUNTS: weakref.WeakKeyDictionary[TokenCounter, dict[str, int]] = weakref.WeakKeyDictionary()
-TOOL_COUNT_MEMO_LIMIT = 64
-
-
-def tool_tokens(counter: TokenCounter, tools: Sequence[Mapping[str, Any]] | None) -> int:
-    if not tools:
-        return 0
-    key = json.dumps(tools, sort_keys=True, ensure_ascii=False, default=str)
-    memo = _TOOL_COUNTS.get(counter)
-    if memo is None:
-        memo = _TOOL_COUNTS[counter] = {}
-    found = memo.get(key)
-    if found is None:
-        if len(memo) >= TOOL_COUNT_MEMO_LIMIT:
-            memo.clear()
-        found = memo[key] = counter.count_tools(tools)
-    return found
 
 
 def _as_dict(message: Message) -> dict[str, Any]:

@@ -33,6 +33,7 @@ REPLY_PRIMING = 3  # every reply is primed with <|start|>assistant<|message|>
 TOKENS_PER_TOOL_CALL = 8
 FALLBACK_CHARS_PER_TOKEN = 3
 MESSAGE_CACHE_LIMIT = 200_000
+TOOLS_CACHE_LIMIT = 64  # distinct tool sets remembered (MCP servers come and go)
 MIN_VOCABULARY = 50_000  # a cached rank table smaller than this is damaged
 
 
@@ -240,6 +241,7 @@ class TokenCounter:
         # Fast path for the same message object seen again (the history stays in memory turn after
         # turn): id → (message, count). Holding the message keeps its id from being reused.
         self._by_identity: dict[int, tuple[Mapping[str, Any], int]] = {}
+        self._tools_cache: dict[str, int] = {}
 
     def count_text(self, text: str) -> int:
         return len(self._encoder.encode_ordinary(text)) if text else 0
@@ -287,9 +289,21 @@ class TokenCounter:
         return total + (REPLY_PRIMING if seen else 0)
 
     def count_tools(self, tools: Sequence[Mapping[str, Any]] | None) -> int:
-        """Tool schemas as the Cookbook counts functions, plus anything the Cookbook leaves out."""
+        """Tool schemas as the Cookbook counts functions, plus anything the Cookbook leaves out.
+
+        Every request carries the schemas but they rarely change, so counts are remembered, keyed on
+        their JSON (cheaper than encoding every description again)."""
         if not tools:
             return 0
+        key = json.dumps(tools, sort_keys=True, ensure_ascii=False, default=str)
+        cached = self._tools_cache.get(key)
+        if cached is None:
+            if len(self._tools_cache) >= TOOLS_CACHE_LIMIT:
+                self._tools_cache.clear()
+            cached = self._tools_cache[key] = self._count_tools_uncached(tools)
+        return cached
+
+    def _count_tools_uncached(self, tools: Sequence[Mapping[str, Any]]) -> int:
         costs = self._costs
         total = 0
         for tool in tools:

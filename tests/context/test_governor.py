@@ -20,10 +20,9 @@ from catbuddy.context.governor import (
     microcompact,
     protocol_problems,
     snip_history,
-    tool_tokens,
     truncate_middle,
 )
-from catbuddy.context.tokens import REPLY_PRIMING, counter_for
+from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter, counter_for
 
 COUNTER = counter_for("o200k_base")
 BIG = Budget(context_window=1_000_000, max_output_tokens=1_000)
@@ -430,12 +429,13 @@ def test_a_history_entry_that_is_not_a_message_is_a_clear_error() -> None:
 
 
 def test_tool_schema_counts_are_remembered_but_exact() -> None:
+    fresh = TokenCounter(COUNTER.encoding_name)
     assert (
-        tool_tokens(COUNTER, TOOLS)
-        == COUNTER.count_tools(TOOLS)
-        == tool_tokens(COUNTER, copy.deepcopy(TOOLS))
+        fresh.count_tools(TOOLS)
+        == fresh._count_tools_uncached(TOOLS)
+        == COUNTER.count_tools(copy.deepcopy(TOOLS))
     )
-    assert tool_tokens(COUNTER, []) == 0
+    assert fresh.count_tools([]) == 0
 
 
 def test_protocol_problems_names_what_an_api_would_reject() -> None:
