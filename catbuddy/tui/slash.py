@@ -10,11 +10,17 @@ from catbuddy.agent import events as ev
 from catbuddy.config import APPROVAL_MODES
 from catbuddy.context.tokens import content_text
 from catbuddy.tui import commands
+from catbuddy.tui.screens.choice import ChoicePicker
 from catbuddy.tui.screens.context import ContextScreen
 from catbuddy.tui.screens.editor import EditableFile, EditorScreen
 from catbuddy.tui.screens.sessions import SessionPicker
 from catbuddy.workspace import shipped_default
 
+APPROVAL_DESCRIPTIONS = {
+    "ask": "edits and commands ask first",
+    "auto-edit": "edits allowed, commands ask",
+    "yolo": "nothing asks (deny rules still apply)",
+}
 COPY_FALLBACK_NAME = "last_reply.md"  # under the catbuddy home, for terminals without OSC 52
 
 HELP_KEYS = """Keys: Enter send · Shift+Enter / Ctrl+J newline · Up/Down history · Tab complete
@@ -161,11 +167,29 @@ class SlashCommands(App[str | None]):
     async def slash_model(self, argument: str) -> None:
         if not argument:
             known = sorted(name for name in self.settings.models if name != "default")
-            extra = f" Configured: {', '.join(known)}." if known else ""
-            self.notice(f"Model: {self.loop.model}. Switch with /model NAME.{extra}", "info")
+            names = [self.loop.model] + [name for name in known if name != self.loop.model]
+            if len(names) == 1:
+                self.notice(
+                    f"Model: {self.loop.model}. Switch with /model NAME "
+                    '(add [models."NAME"] to config.toml to list it here).',
+                    "info",
+                )
+                return
+            choices = [(name, _model_note(self.settings, name)) for name in names]
+            await self.push_screen(
+                ChoicePicker("Model for this session", choices, self.loop.model), callback=self._picked_model
+            )
             return
+        self._switch_model(argument)
+
+    def _picked_model(self, name: str | None) -> None:
+        if name and name != self.loop.model:
+            self._switch_model(name)
+        self.prompt.focus()
+
+    def _switch_model(self, name: str) -> None:
         try:
-            self.loop.set_model(argument)
+            self.loop.set_model(name)
         except ValueError as exc:
             self.notice(str(exc), "error")
             return
@@ -174,20 +198,28 @@ class SlashCommands(App[str | None]):
         self.notice(f"Model for this session: {self.loop.model}", "success")
 
     async def slash_approval(self, argument: str) -> None:
-        if argument not in APPROVAL_MODES:
-            prefix = f"`{argument}` is not a mode. " if argument else ""
-            self.notice(
-                f"{prefix}Approval mode: {self.loop.approval_mode}. Choose with /approval "
-                + " | ".join(APPROVAL_MODES)
-                + "  (ask: exec and edits ask · auto-edit: edits allowed, exec asks · yolo: nothing asks)",
-                "info" if not argument else "warning",
+        if not argument:
+            await self.push_screen(
+                ChoicePicker("Approval mode", list(APPROVAL_DESCRIPTIONS.items()), self.loop.approval_mode),
+                callback=self._picked_approval,
             )
             return
-        self.loop.set_approval_mode(argument)
+        if argument not in APPROVAL_MODES:
+            self.notice(
+                f"`{argument}` is not a mode. Choose with /approval " + " | ".join(APPROVAL_MODES), "warning"
+            )
+            return
+        self._switch_approval(argument)
+
+    def _picked_approval(self, mode: str | None) -> None:
+        if mode and mode != self.loop.approval_mode:
+            self._switch_approval(mode)
+        self.prompt.focus()
+
+    def _switch_approval(self, mode: str) -> None:
+        self.loop.set_approval_mode(mode)
         self.status.set(approval=self.loop.approval_mode)
-        self.notice(
-            f"Approval mode: {self.loop.approval_mode}", "warning" if argument == "yolo" else "success"
-        )
+        self.notice(f"Approval mode: {self.loop.approval_mode}", "warning" if mode == "yolo" else "success")
 
     async def slash_copy(self, argument: str) -> None:
         text = _last_reply(self.loop.transcript())
@@ -212,3 +244,8 @@ def _last_reply(messages: list[dict[str, Any]]) -> str:
             if text.strip():
                 return text
     return ""
+
+
+def _model_note(settings: Any, name: str) -> str:
+    spec = settings.model_spec(name)
+    return f"window {spec.context_window:,}, max output {spec.max_output_tokens:,}"

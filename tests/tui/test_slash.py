@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from fake_loop import FakeSession
 from helpers import texts, wait_for
 from rich.console import Console
 
 from catbuddy.agent import events as ev
+from catbuddy.config import ModelSpec
+from catbuddy.tui.screens.choice import ChoicePicker
 from catbuddy.tui.screens.context import ContextScreen, context_table
 from catbuddy.tui.screens.editor import EditorScreen
 from catbuddy.tui.screens.sessions import SessionPicker
@@ -200,6 +203,38 @@ async def test_approval_switches_mode_and_rejects_unknown_ones(fake_app) -> None
         await run_command(app, pilot, "/approval sometimes")
         assert "not a mode" in last_notice(app)
         assert holder["loop"].approval_mode == "auto-edit"
+
+
+async def test_approval_without_a_mode_opens_a_picker(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/approval")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoicePicker), what="approval picker")
+        await pilot.press("down", "down", "enter")  # ask → auto-edit → yolo
+        await wait_for(pilot, lambda: app.status.info.approval == "yolo")
+        assert holder["loop"].approval_mode == "yolo"
+        assert not isinstance(app.screen, ChoicePicker)
+
+
+async def test_model_without_a_name_picks_among_configured_models(fake_app, settings) -> None:
+    configured = replace(settings, models={"local-coder": ModelSpec(32_768, 4_096)})
+    app, holder = fake_app(settings=configured)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/model")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoicePicker), what="model picker")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.status.info.model == "local-coder")
+        assert holder["loop"].model == "local-coder"
+
+
+async def test_picker_escape_changes_nothing(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/approval")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoicePicker), what="approval picker")
+        await pilot.press("down", "escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ChoicePicker), what="picker closed")
+        assert holder["loop"].approval_mode == "ask"
 
 
 async def test_copy_puts_the_last_reply_on_the_clipboard_and_in_a_file(fake_app, workspace) -> None:

@@ -1,4 +1,4 @@
-"""The always-visible status bar: model, loop state, context used of the budget, session, approval mode."""
+"""The always-visible status bar: model, loop state, context used of the budget, approval mode, session."""
 
 from __future__ import annotations
 
@@ -75,12 +75,14 @@ def render_status(info: StatusInfo) -> Text:
     text.append("ctx ", style="dim")
     text.append(context_bar(info.used, info.budget), style=colour)
     text.append(f" {short_tokens(info.used)}/{short_tokens(info.budget)} {percent}%", style=colour)
-    if info.session_id:
-        text.append(" │ ", style="dim")
-        text.append(f"session {info.session_id}", style="dim")
+    # The approval mode before the session id: on a narrow terminal the line is cut at the end, and
+    # the mode matters more at a glance than the id.
     if info.approval:
         text.append(" │ ", style="dim")
         text.append(f"approval {info.approval}", style="red" if info.approval == "yolo" else "cyan")
+    if info.session_id:
+        text.append(" │ ", style="dim")
+        text.append(f"session {info.session_id}", style="dim")
     return text
 
 
