@@ -86,6 +86,7 @@ class AgentLoop:
         self._runner: TurnRunner | None = None
         self._turns = 0
         self._stop_requested = False
+        self._last_outcome = TurnOutcome(TurnEndReason.DONE)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -293,8 +294,6 @@ class AgentLoop:
         if task is not None:
             await task
         return self._last_outcome
-
-    _last_outcome: TurnOutcome = TurnOutcome(TurnEndReason.DONE)
 
     async def _turns_from(self, text: str) -> None:
         next_text: str | None = text
