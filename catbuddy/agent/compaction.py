@@ -94,9 +94,7 @@ class CompactionManager:
 
     # --- doing it -------------------------------------------------------------------------------
 
-    async def run(
-        self, *, reason: str, instructions: str | None = None, manual: bool = False
-    ) -> CompactionFinished:
+    async def run(self, *, reason: str, instructions: str | None = None) -> CompactionFinished:
         loop = self.loop
         keep_recent = loop.settings.context.compact_keep_recent
         plan = plan_compaction(loop.history.entries, keep_recent)

@@ -33,7 +33,7 @@ from catbuddy.context.calibration import CalibrationStore
 from catbuddy.context.governor import Budget
 from catbuddy.context.report import ContextReport, LayerSize, budget_for, measure
 from catbuddy.context.tokens import TokenCounter, counter_for
-from catbuddy.session.history import WorkingHistory, rebuild_history
+from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.guard import ApprovalPolicy
@@ -237,8 +237,6 @@ class AgentLoop:
     def append_message(self, message: dict[str, Any]) -> str:
         """Persist first, then add to the working history: what is on disk is what was sent."""
         message_id = self.session.append_message(message)
-        from catbuddy.session.history import HistoryEntry
-
         self.history.entries.append(HistoryEntry(message_id, message))
         self._transcript.append(message)
         self.compaction.note_new_message()
@@ -354,9 +352,7 @@ class AgentLoop:
             self.emit(event)
             return event
         self.compaction.failures = 0
-        return await self.compaction.run(
-            reason="requested by the user", instructions=instructions, manual=True
-        )
+        return await self.compaction.run(reason="requested by the user", instructions=instructions)
 
     async def new_session(self) -> None:
         await self.stop()

@@ -375,7 +375,3 @@ class TurnRunner:
             message = {"role": "assistant", "content": "".join(state.text)}
             self.loop.append_message(message)
             self.loop.emit(AssistantMessage(message))
-
-
-def decision_for(choice: str, note: str = "", pattern: str = "") -> ApprovalDecision:
-    return ApprovalDecision(ApprovalChoice(choice), note, pattern)
