@@ -232,7 +232,7 @@ def context(
 ) -> None:
     """Print what the model would see now (system prompt, tokens per layer; with --history or --session
     also the governed history and the governance report). No LLM call."""
-    from catbuddy.commands.context_view import build_view
+    from catbuddy.cli_commands.context_view import build_view
     from catbuddy.context.governor import ContextOverflowError
     from catbuddy.session.records import SessionError
 
@@ -281,7 +281,7 @@ def run(
     ] = None,
 ) -> None:
     """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
-    from catbuddy.commands.headless import run_headless_sync
+    from catbuddy.cli_commands.headless import run_headless_sync
     from catbuddy.session.records import SessionError
 
     if as_json and stream_json:
@@ -312,7 +312,7 @@ def run(
 @app.command()
 def sessions(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List this directory's sessions, newest first."""
-    from catbuddy.commands.listing import format_sessions, session_json
+    from catbuddy.cli_commands.listing import format_sessions, session_json
     from catbuddy.session.store import SessionStore
 
     workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
@@ -337,7 +337,7 @@ def compact(
     base_url: BaseUrlOption = None,
 ) -> None:
     """Fold a session's older history into a summary now (like /compact in the app)."""
-    from catbuddy.commands.listing import compact_session
+    from catbuddy.cli_commands.listing import compact_session
     from catbuddy.session.records import SessionError
 
     workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url)

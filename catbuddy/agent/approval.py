@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from catbuddy.agent.events import ApprovalChoice, ApprovalDecision
+from catbuddy.text import unified_diff
+from catbuddy.tools.base import ToolContext, ToolError
+from catbuddy.tools.guard import resolve_path
 
 PREVIEW_MAX_LINES = 400
 HEADLESS_REFUSAL = (
@@ -23,41 +25,40 @@ def refusal_text(decision: ApprovalDecision) -> str:
     return "The user denied this call. Do not retry it as is; ask the user or take another way."
 
 
-def _resolve(work_root: Path, path: str) -> Path:
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else work_root / candidate
-
-
 def _read(path: Path) -> str | None:
+    """A regular file's text; None for anything else (a FIFO would block the event loop forever)."""
     try:
+        if not path.is_file():
+            return None
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
 
 
 def _diff(old: str, new: str, label: str) -> str:
-    lines = list(
-        difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{label}", f"b/{label}"
-        )
-    )
+    lines = unified_diff(old, new, label).splitlines(keepends=True)
     if len(lines) > PREVIEW_MAX_LINES:
         lines = lines[:PREVIEW_MAX_LINES] + [f"\n… {len(lines) - PREVIEW_MAX_LINES} more diff lines\n"]
     return "".join(lines)
 
 
-def preview_for(tool: str, args: Mapping[str, Any], work_root: Path) -> str:
-    """The command for exec, a unified diff for edits; '' when nothing useful can be shown."""
+def preview_for(tool: str, args: Mapping[str, Any], ctx: ToolContext) -> str:
+    """The command for exec, a unified diff for edits; '' when nothing useful can be shown.
+
+    The path is resolved exactly as the file tool will resolve it, so the preview shows the file
+    the call would write; a path the tool would refuse gets no preview (the tool says why)."""
     if tool == "exec":
         return str(args.get("command", ""))
     path_arg = args.get("path")
     if not isinstance(path_arg, str):
         return ""
-    path = _resolve(work_root, path_arg)
+    try:
+        path = resolve_path(ctx, path_arg, for_write=True)
+    except ToolError:
+        return ""
     if tool == "write_file":
         new = str(args.get("content", ""))
-        old = _read(path)
-        return _diff(old or "", new, path_arg) if old is not None else _diff("", new, path_arg)
+        return _diff(_read(path) or "", new, path_arg)
     if tool == "edit_file":
         old = _read(path)
         old_string, new_string = args.get("old_string"), args.get("new_string")

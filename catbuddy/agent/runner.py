@@ -305,7 +305,7 @@ class TurnRunner:
                 tool.name,
                 args,
                 tool.summary(args),
-                preview_for(tool.name, args, loop.workspace.work_root),
+                preview_for(tool.name, args, loop.tool_context),
                 decision.suggested_pattern or "",
                 _future=future,
             )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from catbuddy.config import Settings, config_files
+from catbuddy.messages import runtime_block, with_runtime_block
 from catbuddy.resources import templates_dir
 from catbuddy.workspace import BOOTSTRAP_FILES, Workspace, is_default_memory
 
@@ -29,7 +29,6 @@ LAYER_SEPARATOR = "\n\n---\n\n"
 LAYER_NAMES = ("identity", "bootstrap", "memory", "skills", "runtime")
 IDENTITY_TEMPLATE = "identity.md.j2"
 ASSISTANT_NAME = "catbuddy"
-RUNTIME_BLOCK_RE = re.compile(r"\n\n\[runtime: [^\]\n]*\]\s*\Z")
 CACHE_LIMIT = 16  # prompts kept per builder (channels × recent fingerprints)
 
 
@@ -82,11 +81,6 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
-
-
-def strip_runtime_block(text: str) -> str:
-    """The user's own words: a stored user message without its trailing ``[runtime: …]`` block."""
-    return RUNTIME_BLOCK_RE.sub("", text)
 
 
 class ContextBuilder:
@@ -281,9 +275,8 @@ class ContextBuilder:
     # --- the user message ---------------------------------------------------------------------
 
     def runtime_block(self, channel: str) -> str:
-        now = self._clock()
-        return f"[runtime: time={now.isoformat(timespec='seconds')}, channel={channel}]"
+        return runtime_block(self._clock().isoformat(timespec="seconds"), channel)
 
     def user_message(self, text: str, channel: str = "tui") -> dict[str, Any]:
         """The current user message as sent and persisted: the text plus the runtime block."""
-        return {"role": "user", "content": f"{text}\n\n{self.runtime_block(channel)}"}
+        return {"role": "user", "content": with_runtime_block(text, self.runtime_block(channel))}

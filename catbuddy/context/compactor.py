@@ -13,9 +13,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catbuddy.context.tokens import TokenCounter, content_text
+from catbuddy.context.tokens import TokenCounter
+from catbuddy.messages import content_text
 from catbuddy.resources import templates_dir
 from catbuddy.session.history import HistoryEntry
+from catbuddy.text import truncate_middle
 
 COMPACT_TEMPLATE = "compact.md.j2"
 # The summary's own reply budget: a quarter of the window, within these bounds.
@@ -23,7 +25,8 @@ SUMMARY_MIN_OUTPUT = 512
 SUMMARY_MAX_OUTPUT = 4096
 # Inside the summarizer's input, one message never takes more than this share of a chunk.
 MAX_BLOCK_SHARE = 0.5
-TRUNCATION_MARK = "\n[... {cut} characters of this message left out of the summary input ...]\n"
+SHORTEN_WHY = " from this message of the summary input"
+SHORTEN_MIN_CHARS = 100
 
 Summarize = Callable[[list[dict[str, Any]], int], Awaitable[str]]
 
@@ -87,16 +90,16 @@ def render_message(message: Mapping[str, Any], tool_names: Mapping[str, str]) ->
 
 
 def _shorten(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    """``text`` cut in the middle until it counts at most ``max_tokens``."""
     if counter.count_text(text) <= max_tokens:
         return text
     keep_chars = max(200, max_tokens * 2)  # ~2 chars per token even for dense text
-    while keep_chars > 100:
-        head, tail = text[: keep_chars // 2], text[-keep_chars // 2 :]
-        shortened = head + TRUNCATION_MARK.format(cut=len(text) - keep_chars) + tail
+    while keep_chars > SHORTEN_MIN_CHARS:
+        shortened = truncate_middle(text, keep_chars, why=SHORTEN_WHY)
         if counter.count_text(shortened) <= max_tokens:
             return shortened
         keep_chars = int(keep_chars * 0.7)
-    return text[:100] + TRUNCATION_MARK.format(cut=len(text) - 100)
+    return truncate_middle(text, SHORTEN_MIN_CHARS, why=SHORTEN_WHY)
 
 
 class Compactor:

@@ -21,7 +21,6 @@ from catbuddy.context.governor_snip import (
     SnipResult,
     current_turn_start,
     snip_history,
-    truncate_middle,
 )
 from catbuddy.context.governor_steps import (
     COMPACTABLE_TOOLS,
@@ -61,7 +60,6 @@ __all__ = [
     "repair",
     "snip_history",
     "summary_message",
-    "truncate_middle",
 ]
 
 Message = Mapping[str, Any]

@@ -13,13 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter, content_text
+from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter
+from catbuddy.messages import content_text
+from catbuddy.text import MARKER_ROOM, truncate_middle
 
 Message = Mapping[str, Any]
 
 TRUNCATE_MIN_KEEP_CHARS = 400  # a cut result keeps at least this much, head and tail together
 TRUNCATE_MIN_SHRINK = 0.95  # each round keeps at most 95% of the previous length: always progresses
-TRUNCATION_MARKER = "\n[... {cut:,} characters cut to fit the context window ...]\n"
+TRUNCATION_WHY = " to fit the context window"
 MARKER_TOKENS = 16  # what one marker costs, a little generously
 
 
@@ -58,16 +60,6 @@ class SnipResult:
 def raw_allowance(limit: int, calibration: float) -> int:
     """The most raw (our-count) tokens that, times the calibration ratio, stay within ``limit``."""
     return math.floor(limit / calibration + 1e-9)
-
-
-def truncate_middle(text: str, keep_chars: int) -> str:
-    """Keep the head and the tail of ``text`` (``keep_chars`` together) and mark the cut."""
-    if keep_chars >= len(text):
-        return text
-    head = (keep_chars + 1) // 2
-    tail = keep_chars - head
-    cut = len(text) - keep_chars
-    return text[:head] + TRUNCATION_MARKER.format(cut=cut) + (text[len(text) - tail :] if tail else "")
 
 
 def current_turn_start(history: Sequence[Message]) -> int | None:
@@ -146,9 +138,9 @@ def _fit_turn(turn: list[Message], counts: list[int], deficit: int, counter: Tok
                 continue
             text = originals.setdefault(k, content_text(turn[k].get("content")))
             current = keep.get(k, len(text))
-            wanted = int(current * level / counts[k]) - len(TRUNCATION_MARKER)
+            wanted = int(current * level / counts[k]) - MARKER_ROOM - len(TRUNCATION_WHY)
             keep[k] = max(TRUNCATE_MIN_KEEP_CHARS, min(wanted, int(current * TRUNCATE_MIN_SHRINK)))
-            new = {**turn[k], "content": truncate_middle(text, keep[k])}
+            new = {**turn[k], "content": truncate_middle(text, keep[k], why=TRUNCATION_WHY)}
             new_count = counter.count_message(new)
             deficit += counts[k] - new_count
             turn[k], counts[k] = new, new_count

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from catbuddy.config import KEEP_RECENT_RESULTS
-from catbuddy.context.tokens import TokenCounter, content_text
+from catbuddy.context.tokens import TokenCounter
+from catbuddy.messages import content_text
 
 Message = Mapping[str, Any]
 

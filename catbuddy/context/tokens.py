@@ -23,6 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
+from catbuddy.messages import content_text
+
 log = logging.getLogger(__name__)
 
 # Cookbook constants for gpt-4o-class chat models.
@@ -343,23 +345,6 @@ class TokenCounter:
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
     ) -> RequestCount:
         return RequestCount([self.count_message(m) for m in messages], self.count_tools(tools))
-
-
-def content_text(content: Any) -> str:
-    """The text of a message's content: a string, or the text of its parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, Mapping) and part.get("type") == "text":
-                texts.append(str(part.get("text", "")))
-            else:
-                texts.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
-        return "\n".join(texts)
-    return json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
 def _arguments_text(arguments: Any) -> str:

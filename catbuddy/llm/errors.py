@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-REDACTED = "<redacted>"
+from catbuddy.redact import redact_text
+
 # Statuses the OpenAI SDK itself treats as transient; we follow it.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 CONTEXT_PATTERNS = re.compile(
@@ -80,9 +81,7 @@ class CallContext:
     timeout: float | None = None
 
     def scrub(self, text: str) -> str:
-        if self.secret and len(self.secret) >= 4:
-            text = text.replace(self.secret, REDACTED)
-        return re.sub(r"\b(sk-[A-Za-z0-9_\-]{6,})", REDACTED, text)
+        return redact_text(text, (self.secret,))
 
 
 def _body(exc: Any) -> dict[str, Any]:

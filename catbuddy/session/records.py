@@ -13,7 +13,6 @@ catbuddy can open a file written by a newer one.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +31,6 @@ META_KEYS = ("session_id", "created_at", "work_root", "model", "catbuddy_version
 
 UTF8_BOM = b"\xef\xbb\xbf"
 MAX_LISTED_PROBLEMS = 10  # more corrupt lines than this are summarised in one line
-
-# Defensive scrub for event records: things that look like API keys or bearer tokens.
-_SECRET_PATTERNS = (
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"), "sk-***"),
-    (re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE), "Bearer ***"),
-)
-_SECRET_KEYS = frozenset({"api_key", "apikey", "api-key", "x-api-key", "authorization", "password", "secret"})
-REDACTED = "***"
 
 _DECODER = json.JSONDecoder()
 
@@ -298,24 +289,3 @@ def _not_jsonl_message(path: Path, data: bytes, nonblank: int) -> str:
         f"records or OpenAI chat messages with a 'role'), but none of its {nonblank} non-empty lines is one."
         f"{hint}"
     )
-
-
-def scrub_secrets(value: Any) -> Any:
-    """A copy of ``value`` with anything that looks like an API key or bearer token replaced.
-
-    Used on event records, which carry error texts and reports that may echo request headers. Messages
-    are never scrubbed: they must stay byte-identical to what the model was sent (prompt caching, and the
-    history the model saw), and a key the user pasted on purpose is the user's content.
-    """
-    if isinstance(value, str):
-        for pattern, replacement in _SECRET_PATTERNS:
-            value = pattern.sub(replacement, value)
-        return value
-    if isinstance(value, Mapping):
-        return {
-            key: REDACTED if str(key).lower() in _SECRET_KEYS and value[key] else scrub_secrets(value[key])
-            for key in value
-        }
-    if isinstance(value, list | tuple):
-        return [scrub_secrets(item) for item in value]
-    return value

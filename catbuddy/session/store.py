@@ -26,7 +26,8 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from catbuddy import __version__
-from catbuddy.context.builder import strip_runtime_block
+from catbuddy.messages import strip_runtime_block
+from catbuddy.redact import redact
 from catbuddy.session.records import (
     COMPACTION_KEYS,
     EVENT_ENVELOPE,
@@ -39,7 +40,6 @@ from catbuddy.session.records import (
     MetaRecord,
     SessionError,
     read_session_file,
-    scrub_secrets,
 )
 
 SESSION_SUFFIX = ".jsonl"
@@ -113,6 +113,7 @@ class Session:
         next_message: int,
         next_compaction: int,
         loaded: LoadResult | None = None,
+        secrets: tuple[str, ...] = (),
     ):
         self.id = path.name[: -len(SESSION_SUFFIX)]
         self.path = path
@@ -123,6 +124,7 @@ class Session:
         self._next_compaction = next_compaction
         self._write_failed = False
         self._unread_load = loaded  # what `open` read; `load` hands it out once instead of re-reading
+        self._secrets = secrets  # literal keys to scrub from event records
 
     @property
     def closed(self) -> bool:
@@ -159,7 +161,7 @@ class Session:
         if not isinstance(kind, str) or not kind:
             raise ValueError("an event needs a non-empty kind")
         _check_reserved("event", data, EVENT_ENVELOPE)
-        self._write(EventRecord(ts=now_ts(), kind=kind, data=scrub_secrets(data)).to_json())
+        self._write(EventRecord(ts=now_ts(), kind=kind, data=redact(data, self._secrets)).to_json())
 
     def load(self) -> LoadResult:
         """Everything in the file now. Right after ``open`` (nothing appended yet; the lock keeps other
@@ -208,8 +210,9 @@ class Session:
 
 
 class SessionStore:
-    def __init__(self, sessions_dir: Path) -> None:
+    def __init__(self, sessions_dir: Path, secrets: Iterable[str] = ()) -> None:
         self.sessions_dir = Path(sessions_dir)
+        self.secrets = tuple(s for s in secrets if s)  # scrubbed from every event record written
 
     def path_for(self, session_id: str) -> Path:
         return self.sessions_dir / f"{session_id}{SESSION_SUFFIX}"
@@ -236,7 +239,7 @@ class SessionStore:
             handle.write(_encode_line(meta.to_json()))
             handle.flush()
             os.fsync(handle.fileno())
-        return Session(path, meta, lock_fd, next_message=1, next_compaction=1)
+        return Session(path, meta, lock_fd, next_message=1, next_compaction=1, secrets=self.secrets)
 
     def find(self, session_id: str) -> Path:
         """The file of a session id (or a unique prefix of one), without taking its lock."""
@@ -262,6 +265,7 @@ class SessionStore:
             next_message=_highest_number((m.id for m in loaded.messages), MESSAGE_ID_PREFIX) + 1,
             next_compaction=_highest_number(compactions, COMPACTION_ID_PREFIX) + 1,
             loaded=loaded,
+            secrets=self.secrets,
         )
 
     def latest(self, work_root: Path | str | None = None) -> SessionInfo | None:

@@ -8,17 +8,16 @@ in ``catbuddy.testing.scripted_llm``'s docstring; ``load_script`` reads it and n
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catbuddy.messages import content_text, strip_runtime_block
+
 DEFAULT_CHUNK_SIZE = 8
 DEFAULT_MODEL = "scripted"  # the model name the scripted server answers to by default
 EXHAUSTED_MODES = ("echo", "error")
-# The volatile block catbuddy appends to user messages; echo replies leave it out so demos read well.
-_RUNTIME_BLOCK = re.compile(r"\s*\[runtime:[^\]]*\]\s*$")
 
 
 class ScriptError(ValueError):
@@ -124,11 +123,10 @@ class Reply:
 
 
 def last_user_text(request: Mapping[str, Any]) -> str:
-    from catbuddy.context.tokens import content_text
-
     for message in reversed(request.get("messages") or []):
         if isinstance(message, Mapping) and message.get("role") == "user":
-            return _RUNTIME_BLOCK.sub("", content_text(message.get("content")))
+            # catbuddy's volatile runtime block is left out, so echoed demos read well
+            return strip_runtime_block(content_text(message.get("content"))).strip()
     return "(no user message)"
 
 

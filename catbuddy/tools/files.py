@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.text import cut_line, truncate_lines, unified_diff
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from catbuddy.tools.guard import display_path, resolve_path
-from catbuddy.tools.output import cut_line, truncate_lines
 
 READ_MAX_LINES = 2_000
 READ_MAX_BYTES = 256 * 1024
@@ -80,15 +80,6 @@ def not_found(path: Path, shown: str) -> ToolError:
     else:
         hint = " Its folder does not exist either; use list_dir to look around."
     return ToolError(f"File not found: {shown}.{hint}")
-
-
-def unified_diff(before: str, after: str, name: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
 
 
 def number_lines(lines: list[str], first: int) -> str:

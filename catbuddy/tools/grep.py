@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.text import cut_line
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from catbuddy.tools.files import BINARY_SNIFF_BYTES, IGNORED_DIRS, IGNORED_GLOBS, is_ignored_dir
 from catbuddy.tools.guard import display_path, resolve_path
-from catbuddy.tools.output import cut_line
 
 GREP_MAX_MATCHES = 200
 GREP_MAX_LINE_CHARS = 500

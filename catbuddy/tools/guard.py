@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catbuddy.config_schema import APPROVAL_MODES
 from catbuddy.tools.base import Tool, ToolError, ToolKind
 from catbuddy.tools.commands import PRIVILEGE_WRAPPERS, Analysis, Segment, analyze
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from catbuddy.tools.base import ToolContext
     from catbuddy.workspace import Workspace
 
-MODES = ("ask", "auto-edit", "yolo")
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 SESSION_DIR_NAME = "projects"  # under the catbuddy home: the session files
 
@@ -102,7 +102,10 @@ def resolve_path(ctx: ToolContext, path: Any, *, for_write: bool) -> Path:
     candidate = Path(_expand_catbuddy_home(path.strip(), ctx.workspace.home))
     if not candidate.is_absolute():
         candidate = root / candidate
-    resolved = candidate.resolve()  # `..` and symlinks, so a link cannot lead outside
+    try:
+        resolved = candidate.resolve()  # `..` and symlinks, so a link cannot lead outside
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
+        raise ToolError(f"{path!r} is not a usable path ({exc}).") from None
     allowed = [root, *agent_owned_paths(ctx)]
     if not ctx.settings.tools.allow_outside_work_root and not any(
         resolved == place or resolved.is_relative_to(place) for place in allowed
@@ -292,8 +295,8 @@ class ApprovalPolicy:
 
     @mode.setter
     def mode(self, value: str) -> None:
-        if value not in MODES:
-            raise ValueError(f"approval mode must be one of {', '.join(MODES)}, got {value!r}")
+        if value not in APPROVAL_MODES:
+            raise ValueError(f"approval mode must be one of {', '.join(APPROVAL_MODES)}, got {value!r}")
         self._mode = value
 
     def remember(self, pattern: str) -> None:

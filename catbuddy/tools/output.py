@@ -1,59 +1,13 @@
-"""Shared helpers that keep tool output inside its caps, always saying what was cut."""
+"""Capturing a command's output of any length, head and tail kept (the cutting is ``catbuddy.text``'s)."""
 
 from __future__ import annotations
 
 from collections import deque
 
+from catbuddy.text import fit_middle
+
 # Bytes held in memory while a command runs; beyond this the middle is dropped as it streams.
 CAPTURE_LIMIT_BYTES = 4 * 1024 * 1024
-
-
-def cut_marker(count: int, unit: str = "characters") -> str:
-    return f"[... {count:,} {unit} cut ...]"
-
-
-def truncate_middle(text: str, limit: int, *, extra_cut: int = 0) -> str:
-    """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut.
-
-    ``extra_cut`` counts characters already dropped before ``text`` reached us (so the marker
-    reports the whole loss).
-    """
-    if len(text) <= limit and not extra_cut:
-        return text
-    if len(text) <= limit:
-        half = len(text) // 2
-        return f"{text[:half]}\n{cut_marker(extra_cut)}\n{text[half:]}"
-    marker_room = 40
-    keep = max(limit - marker_room, 0)
-    head = keep // 2
-    tail = keep - head
-    cut = len(text) - head - tail + extra_cut
-    return f"{text[:head]}\n{cut_marker(cut)}\n{text[len(text) - tail :] if tail else ''}"
-
-
-def truncate_head(text: str, limit: int, note: str = "") -> str:
-    """Keep the first ``limit`` characters (the start matters more, e.g. a web page)."""
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    tail = f" {note}" if note else ""
-    return f"{text[:limit]}\n[... {cut:,} more characters not shown.{tail}]"
-
-
-def cut_line(line: str, limit: int) -> str:
-    """One over-long line (minified code, data) must not eat the whole budget."""
-    if len(line) <= limit:
-        return line
-    return f"{line[:limit]} [... line cut, {len(line) - limit:,} more characters]"
-
-
-def truncate_lines(text: str, max_lines: int, note: str = "") -> str:
-    lines = text.splitlines()
-    if len(lines) <= max_lines:
-        return text
-    rest = len(lines) - max_lines
-    tail = f" {note}" if note else ""
-    return "\n".join(lines[:max_lines]) + f"\n[... {rest:,} more lines not shown.{tail}]"
 
 
 class HeadTailBuffer:
@@ -93,6 +47,6 @@ class HeadTailBuffer:
         head = bytes(self.head).decode("utf-8", errors="replace")
         tail = b"".join(self.tail).decode("utf-8", errors="replace")
         if not self.dropped:
-            return truncate_middle(head + tail, limit)
+            return fit_middle(head + tail, limit)
         # Bytes dropped while streaming are counted as characters: exact for ASCII, close otherwise.
-        return truncate_middle(head + tail, limit, extra_cut=self.dropped)
+        return fit_middle(head + tail, limit, already_cut=self.dropped)

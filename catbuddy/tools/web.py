@@ -15,9 +15,9 @@ import socket
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from catbuddy.text import truncate_head
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from catbuddy.tools.html_to_markdown import html_to_markdown
-from catbuddy.tools.output import truncate_head
 
 if TYPE_CHECKING:
     import httpx

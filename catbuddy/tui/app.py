@@ -19,7 +19,7 @@ from textual.widgets import Button, OptionList, TextArea
 
 from catbuddy.agent import events as ev
 from catbuddy.config import Settings
-from catbuddy.context.builder import strip_runtime_block
+from catbuddy.messages import strip_runtime_block
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
 from catbuddy.tui.screens.setup import SetupResult, SetupScreen
 from catbuddy.tui.slash import SlashCommands
@@ -433,23 +433,3 @@ def run_tui(
     app = CatbuddyApp(workspace, settings, resume=resume, continue_latest=continue_latest)
     result = app.run(inline=inline)
     return result or app.session_id
-
-
-def main() -> None:
-    """`python -m catbuddy.tui.app`: the TUI in the current directory (until the CLI calls run_tui)."""
-    import sys
-
-    from catbuddy.config import ConfigError, load_settings
-
-    workspace = Workspace.at()
-    try:
-        settings = load_settings(workspace.home, workspace.work_root)
-    except ConfigError as exc:
-        sys.exit(f"catbuddy: {exc}")
-    session = run_tui(workspace, settings, resume=None, continue_latest=False, inline="--inline" in sys.argv)
-    if session:
-        print(f"Resume this session with: catbuddy --resume {session}")
-
-
-if __name__ == "__main__":
-    main()

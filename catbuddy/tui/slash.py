@@ -1,4 +1,4 @@
-"""What each slash command does in the app (a mixin of CatbuddyApp; the table lives in commands.py)."""
+"""What each slash command does in the app (a mixin of CatbuddyApp; the table lives in slash_table.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from textual.app import App
 
 from catbuddy.agent import events as ev
 from catbuddy.config import APPROVAL_MODES
-from catbuddy.context.tokens import content_text
-from catbuddy.tui import commands
+from catbuddy.messages import content_text
+from catbuddy.tui import slash_table
 from catbuddy.tui.screens.choice import ChoicePicker
 from catbuddy.tui.screens.context import ContextScreen
 from catbuddy.tui.screens.editor import EditableFile, EditorScreen
@@ -54,12 +54,12 @@ class SlashCommands(App[str | None]):
 
     async def run_slash(self, text: str) -> bool:
         """Run `text` if it is a slash command; False when it is a message for the model."""
-        parsed = commands.parse(text)
+        parsed = slash_table.parse(text)
         if parsed is None:
             return False
         handler = getattr(self, f"slash_{parsed.name}", None)
-        if handler is None or parsed.name not in commands.BY_NAME:
-            self.notice(commands.unknown_message(parsed.name), "warning")
+        if handler is None or parsed.name not in slash_table.BY_NAME:
+            self.notice(slash_table.unknown_message(parsed.name), "warning")
             return True
         if self.loop is None and parsed.name not in ("help", "exit"):
             self.notice("Still starting up; try again in a moment.", "warning")
@@ -68,8 +68,8 @@ class SlashCommands(App[str | None]):
         return True
 
     async def slash_help(self, argument: str) -> None:
-        width = max(len(f"/{c.name} {c.usage}") for c in commands.COMMANDS)
-        lines = [f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}" for c in commands.COMMANDS]
+        width = max(len(f"/{c.name} {c.usage}") for c in slash_table.COMMANDS)
+        lines = [f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}" for c in slash_table.COMMANDS]
         self.notice("\n".join(lines) + "\n\n" + HELP_KEYS, "info")
 
     async def slash_stop(self, argument: str) -> None:
@@ -110,9 +110,9 @@ class SlashCommands(App[str | None]):
         self.prompt.focus()
 
     async def slash_edit(self, argument: str) -> None:
-        name = commands.resolve_editable(argument)
+        name = slash_table.resolve_editable(argument)
         if name is None:
-            choices = ", ".join(commands.EDITABLE_FILES)
+            choices = ", ".join(slash_table.EDITABLE_FILES)
             shown = f"`{argument}` is not" if argument else "Name"
             self.notice(f"{shown} a workspace file to edit: /edit one of {choices}", "warning")
             return

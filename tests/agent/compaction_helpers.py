@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from catbuddy.agent.loop import AgentLoop
-from catbuddy.context.tokens import content_text
+from catbuddy.messages import content_text
 from catbuddy.testing.script import Reply, ReplySpec
 
 COMPACT_MARK = "You are compacting the history"

@@ -17,8 +17,8 @@ from catbuddy.agent.events import (
     TurnEnded,
     TurnEndReason,
 )
-from catbuddy.context.builder import strip_runtime_block
 from catbuddy.context.governor import FixedPart, govern_context
+from catbuddy.messages import strip_runtime_block
 from catbuddy.testing.script import Reply
 from catbuddy.workspace import Workspace
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catbuddy.agent.events import TextDelta, TurnEnded, TurnEndReason, TurnStarted
-from catbuddy.context.builder import strip_runtime_block
+from catbuddy.messages import strip_runtime_block
 from catbuddy.testing.script import Reply
 
 

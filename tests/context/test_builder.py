@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from catbuddy.config import Settings
-from catbuddy.context.builder import LAYER_SEPARATOR, ContextBuilder, strip_runtime_block
+from catbuddy.context.builder import LAYER_SEPARATOR, ContextBuilder
+from catbuddy.messages import strip_runtime_block
 from catbuddy.workspace import Workspace
 
 

@@ -188,7 +188,7 @@ async def test_a_huge_old_tool_result_is_shortened_inside_the_summary_input() ->
     await compactor(summarize, 8000, 1000).compact(None, folded)
     [request] = summarize.requests
     body = request[1]["content"]
-    assert "HEAD" in body and "TAIL" in body and "left out of the summary input" in body
+    assert "HEAD" in body and "TAIL" in body and "cut from this message of the summary input" in body
     assert COUNTER.count_request(request) + 1000 + 1024 <= 8000
 
 

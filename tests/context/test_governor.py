@@ -20,7 +20,6 @@ from catbuddy.context.governor import (
     microcompact,
     protocol_problems,
     snip_history,
-    truncate_middle,
 )
 from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter, counter_for
 
@@ -307,11 +306,6 @@ def test_two_oversized_results_are_both_cut_to_a_similar_size() -> None:
     a, b = (COUNTER.count_message(m) for m in governed.history[2:])
     assert governed.report.results_truncated == 2
     assert abs(a - b) < 0.2 * max(a, b)
-
-
-def test_truncate_middle_keeps_head_and_tail_and_says_how_much_was_cut() -> None:
-    assert truncate_middle("abcdefghij", 4) == "ab\n[... 6 characters cut to fit the context window ...]\nij"
-    assert truncate_middle("short", 10) == "short"
 
 
 def test_a_fixed_part_too_big_raises_an_error_naming_the_layer_sizes() -> None:

@@ -1,19 +1,6 @@
 from __future__ import annotations
 
-from catbuddy.tools.output import HeadTailBuffer, truncate_head, truncate_middle
-
-
-def test_truncate_middle_keeps_head_and_tail_and_counts_the_cut() -> None:
-    text = "H" * 100 + "M" * 1000 + "T" * 100
-    out = truncate_middle(text, 300)
-    assert out.startswith("H" * 100) and out.endswith("T" * 100) and len(out) <= 300
-    head, marker, tail = out.split("\n")
-    assert marker == f"[... {len(text) - len(head) - len(tail):,} characters cut ...]"
-
-
-def test_short_text_is_untouched() -> None:
-    assert truncate_middle("abc", 10) == "abc"
-    assert truncate_head("abc", 10) == "abc"
+from catbuddy.tools.output import HeadTailBuffer
 
 
 def test_head_tail_buffer_drops_the_middle_of_a_huge_stream() -> None:

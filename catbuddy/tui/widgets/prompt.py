@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from catbuddy.tui import commands
+from catbuddy.tui import slash_table
 
 HISTORY_LIMIT = 500
 QUEUE_PREVIEW_CHARS = 100
@@ -119,7 +119,7 @@ class PromptArea(TextArea):
         self.completer.hide()
         if name is None:
             return
-        command = commands.BY_NAME[name]
+        command = slash_table.BY_NAME[name]
         if run and not command.usage:
             self.load_text(f"/{name}")
             self.submit()
@@ -143,7 +143,7 @@ class Completer(OptionList):
         self.can_focus = False
 
     def show_for(self, typed: str) -> None:
-        matches = commands.complete(typed)
+        matches = slash_table.complete(typed)
         if not matches or (
             len(matches) == 1 and f"/{matches[0].name}" == typed.strip() and not matches[0].usage
         ):

@@ -12,8 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button
 
-from catbuddy.context.builder import strip_runtime_block
-from catbuddy.context.tokens import content_text
+from catbuddy.messages import content_text, strip_runtime_block
 from catbuddy.tui.widgets.messages import (
     AssistantBlock,
     NoticeBlock,

@@ -1,0 +1,45 @@
+"""Helpers on OpenAI chat messages that every layer shares (assembly, counting, storage, front ends).
+
+Kept apart from the context builder so that storage and front ends can read a message without
+depending on how prompts are assembled (docs/architecture.md §2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+RUNTIME_BLOCK_RE = re.compile(r"\n\n\[runtime: [^\]\n]*\]\s*\Z")
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text of its parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "text":
+                texts.append(str(part.get("text", "")))
+            else:
+                texts.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
+        return "\n".join(texts)
+    return json.dumps(content, ensure_ascii=False, sort_keys=True)
+
+
+def runtime_block(time_iso: str, channel: str) -> str:
+    """The volatile facts appended to a user message (never to the system prompt)."""
+    return f"[runtime: time={time_iso}, channel={channel}]"
+
+
+def with_runtime_block(text: str, block: str) -> str:
+    return f"{text}\n\n{block}"
+
+
+def strip_runtime_block(text: str) -> str:
+    """The user's own words: a stored user message without its trailing ``[runtime: …]`` block."""
+    return RUNTIME_BLOCK_RE.sub("", text)
