@@ -201,9 +201,10 @@ def settings() -> Settings:
 async def drive(workspace: Workspace, turns: int, resume: str | None = None) -> list[TurnTiming]:
     from catbuddy.agent.loop import AgentLoop
 
-    loop = AgentLoop(workspace, settings(), channel="headless", resume=resume)
     provider = FakeProvider()
-    loop._provider = provider
+    loop = AgentLoop(
+        workspace, settings(), channel="headless", resume=resume, provider_factory=lambda _: provider
+    )
     tools = ToolClock()
     loop.add_listener(tools)
     timings: list[TurnTiming] = []
@@ -211,7 +212,7 @@ async def drive(workspace: Workspace, turns: int, resume: str | None = None) -> 
     try:
         await loop.run_turn("warm up")  # first-use costs (tokenizer, templates) are not per-call costs
         for turn in range(turns):
-            before = len(loop.history.messages)
+            before = len(loop.conversation.history.messages)
             provider_before, tools_before, calls_before = provider.time_inside, tools.total, provider.calls
             fsync_before, fsyncs_before = FSYNC.total, FSYNC.count
             started = time.perf_counter()

@@ -279,6 +279,13 @@ def run(
     resume: Annotated[
         str | None, typer.Option("--resume", "-r", help="Continue the session with this id.")
     ] = None,
+    approvals_from_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--approvals-from-stdin",
+            help="With --stream-json: answer approval_request events with JSON lines on standard input.",
+        ),
+    ] = False,
 ) -> None:
     """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
     from catbuddy.cli_commands.headless import run_headless_sync
@@ -286,6 +293,10 @@ def run(
 
     if as_json and stream_json:
         raise fail("use either --json or --stream-json, not both", EXIT_USAGE)
+    if approvals_from_stdin and not stream_json:
+        raise fail("--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE)
+    if approvals_from_stdin and (prompt is None or prompt == "-"):
+        raise fail("with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers", EXIT_USAGE)
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise fail("no prompt: pass it as an argument or on standard input", EXIT_USAGE)
@@ -303,6 +314,7 @@ def run(
             fmt=fmt,
             resume=resume,
             continue_latest=continue_latest,
+            approvals_from_stdin=approvals_from_stdin,
         )
     except SessionError as exc:
         raise fail(str(exc), EXIT_USAGE) from None

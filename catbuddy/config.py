@@ -1,4 +1,4 @@
-"""Settings: global config.toml, then the project's, then the environment, then flags (DESIGN §9).
+"""Settings: global config.toml, then the project's, then the environment, then flags (docs/architecture.md §11).
 
 Every layer is validated on its own, so an error names the file (or variable, or flag) it came from,
 the key, and what was expected. API keys are held but never shown: ``Settings.redacted()`` is what

@@ -1,7 +1,7 @@
 """Helpers on OpenAI chat messages that every layer shares (assembly, counting, storage, front ends).
 
 Kept apart from the context builder so that storage and front ends can read a message without
-depending on how prompts are assembled (docs/architecture.md §2).
+depending on how prompts are assembled (docs/architecture.md §9).
 """
 
 from __future__ import annotations

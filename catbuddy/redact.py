@@ -1,7 +1,7 @@
 """The one secret scrubber: API keys, bearer tokens, URL passwords and the literal keys catbuddy holds.
 
 Used on everything that leaves catbuddy's hands for a person or a file other than the conversation
-itself: error messages, event records, log lines (docs/architecture.md §8). What counts as "looks
+itself: error messages, event records, log lines (docs/architecture.md §9). What counts as "looks
 like a key" is decided here once.
 """
 

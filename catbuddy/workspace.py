@@ -1,4 +1,4 @@
-"""Places on disk (DESIGN §1) and creating the workspaces from ``workspace_defaults/``."""
+"""Places on disk (docs/architecture.md §11) and creating the workspaces from ``workspace_defaults/``."""
 
 from __future__ import annotations
 

@@ -1,128 +1,145 @@
-"""The COMPACT state's work: when to compact, doing it, and never looping (DESIGN §5)."""
+"""The COMPACT state's work: when to compact, doing it, and never looping (docs/architecture.md §5).
+
+``CompactionState`` lives as long as the conversation (failures in a row, what was last compacted);
+a ``CompactionManager`` is made per turn from it and the turn's context.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from catbuddy.agent.events import CompactionFinished, LoopState, Notice
-from catbuddy.context.compactor import CompactionFailed, Compactor, plan_compaction
+from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.context.compactor import CompactionFailed, CompactionPlan, Compactor, plan_compaction
+from catbuddy.context.measure import RequestSize, measure_request
 from catbuddy.context.tokens import counter_for
-from catbuddy.session.history import summary_message
 
-if TYPE_CHECKING:
-    from catbuddy.agent.loop import AgentLoop
+NOTHING_TO_COMPACT = "Nothing to compact yet: the history is already short."
+
+
+@dataclass
+class CompactionState:
+    failures: int = 0  # failures in a row; at the limit auto-compaction pauses until /compact
+    compacted_through: str | None = None  # newest message id when we last compacted
+    warned_fixed_too_big: bool = False
 
 
 class CompactionManager:
-    def __init__(self, loop: AgentLoop) -> None:
-        self.loop = loop
-        self.failures = 0  # failures in a row; at the limit auto-compaction pauses until /compact
-        self._compacted_since_message = False
-        self._warned_fixed_too_big = False
+    def __init__(self, ctx: TurnContext, state: CompactionState) -> None:
+        self.ctx = ctx
+        self.state = state
 
     @property
     def paused(self) -> bool:
-        return self.failures >= self.loop.settings.context.max_compact_failures
+        return self.state.failures >= self.ctx.settings.context.max_compact_failures
 
-    @property
-    def token_threshold(self) -> int:
-        return int(self.loop.budget.limit * self.loop.settings.context.compact_token_ratio)
+    # --- measuring ------------------------------------------------------------------------------
 
-    def note_new_message(self) -> None:
-        self._compacted_since_message = False
+    def measure(self, parts: RequestParts | None = None, *, with_history: bool = True) -> RequestSize:
+        """The request as it stands, before governance: what the trigger is held to."""
+        ctx = self.ctx
+        parts = parts or RequestParts.build(ctx)
+        history = ctx.conversation.history
+        return measure_request(
+            ctx.counter,
+            system_prompt=parts.prompt.text,
+            tools=parts.tools,
+            summary=history.summary,
+            history=history.messages if with_history else (),
+            calibration=ctx.calibration_factor,
+        )
+
+    def _nothing_new(self) -> bool:
+        entries = self.ctx.conversation.history.entries
+        return bool(entries) and entries[-1].id == self.state.compacted_through
+
+    def _plan(self) -> CompactionPlan | None:
+        return plan_compaction(self.ctx.conversation.history.entries, self.ctx.settings.context.compact_keep_recent)
 
     # --- triggers -------------------------------------------------------------------------------
 
-    def fixed_tokens(self) -> int:
-        loop = self.loop
-        prompt = loop.builder.build(loop.channel)
-        tokens = loop.counter.count_message({"role": "system", "content": prompt.text})
-        tokens += loop.counter.count_tools(loop.registry.schemas()) + 3
-        if loop.history.summary:
-            tokens += loop.counter.count_message(summary_message(loop.history.summary))
-        return int(tokens * loop.calibration_factor)
-
-    def context_tokens(self) -> int:
-        loop = self.loop
-        history = sum(loop.counter.count_message(m) for m in loop.history.messages)
-        return self.fixed_tokens() + int(history * loop.calibration_factor)
-
-    def due(self) -> str | None:
+    def due(self, parts: RequestParts | None = None) -> str | None:
         """Why auto-compaction should run now, or None."""
-        settings = self.loop.settings.context
-        if len(self.loop.history.entries) > settings.compact_message_threshold:
+        settings = self.ctx.settings.context
+        if len(self.ctx.conversation.history.entries) > settings.compact_message_threshold:
             return f"more than {settings.compact_message_threshold} messages"
-        if self.context_tokens() > self.token_threshold:
+        if self.measure(parts).tokens > self.ctx.compact_threshold:
             return f"context above {settings.compact_token_ratio:.0%} of the budget"
         return None
 
-    async def maybe_compact(self) -> None:
-        loop = self.loop
-        if not loop.settings.context.auto_compact or self.paused:
+    async def maybe_compact(self, parts: RequestParts) -> None:
+        ctx = self.ctx
+        if not ctx.settings.context.auto_compact or self.paused:
             return
-        reason = self.due()
+        reason = self.due(parts)
         if reason is None:
             return
-        fixed = self.fixed_tokens()
-        if self._compacted_since_message or fixed > self.token_threshold:
+        fixed = self.measure(parts, with_history=False).tokens
+        threshold = ctx.compact_threshold
+        if self._nothing_new() or fixed > threshold:
             # Compacting again cannot help: what is too big is not the history.
-            if fixed > self.token_threshold and not self._warned_fixed_too_big:
-                self._warned_fixed_too_big = True
-                loop.emit(
+            if fixed > threshold and not self.state.warned_fixed_too_big:
+                self.state.warned_fixed_too_big = True
+                ctx.bus.emit(
                     Notice(
                         f"Not compacting: the fixed part of the prompt (system prompt, tool schemas, summary) is "
-                        f"{fixed:,} tokens, above the compaction threshold of {self.token_threshold:,}. "
+                        f"{fixed:,} tokens, above the compaction threshold of {threshold:,}. "
                         "Trim AGENTS.md/skills/MCP servers or use a model with a larger window.",
                         "warning",
                     )
                 )
             return
-        if plan_compaction(loop.history.entries, loop.settings.context.compact_keep_recent) is None:
+        if self._plan() is None:
             return
-        await self.run(reason=reason)
+        await self.run(parts, reason=reason)
 
-    async def recover_from_overflow(self) -> bool:
+    async def recover_from_overflow(self, parts: RequestParts) -> bool:
         """After a provider context-length error: compact once if that can help."""
-        loop = self.loop
-        if (
-            self.paused
-            or plan_compaction(loop.history.entries, loop.settings.context.compact_keep_recent) is None
-        ):
+        if self.paused or self._plan() is None:
             return False
-        result = await self.run(reason="the provider said the context is too long")
+        result = await self.run(parts, reason="the provider said the context is too long")
         return result.ok
 
     # --- doing it -------------------------------------------------------------------------------
 
-    async def run(self, *, reason: str, instructions: str | None = None) -> CompactionFinished:
-        loop = self.loop
-        keep_recent = loop.settings.context.compact_keep_recent
-        plan = plan_compaction(loop.history.entries, keep_recent)
+    async def run(
+        self, parts: RequestParts, *, reason: str, instructions: str | None = None
+    ) -> CompactionFinished:
+        ctx = self.ctx
+        plan = self._plan()
         if plan is None:
-            event = CompactionFinished(
-                False, 0, 0, 0, 0, "Nothing to compact yet: the history is already short."
-            )
-            loop.emit(event)
+            event = CompactionFinished(False, 0, 0, 0, 0, NOTHING_TO_COMPACT)
+            ctx.bus.emit(event)
             return event
-        previous_state = loop.state
-        loop.set_state(LoopState.COMPACT)
-        tokens_before = self.context_tokens()
+        previous_state = ctx.bus.state
+        ctx.bus.set_state(LoopState.COMPACT)
+        try:
+            return await self._compact(parts, plan, reason, instructions)
+        finally:
+            ctx.bus.set_state(previous_state)
+
+    async def _compact(
+        self, parts: RequestParts, plan: CompactionPlan, reason: str, instructions: str | None
+    ) -> CompactionFinished:
+        ctx = self.ctx
+        conversation = ctx.conversation
+        tokens_before = self.measure(parts).tokens
         try:
             result = await self._compactor().compact(
-                loop.history.summary, [entry.message for entry in plan.fold], instructions
+                conversation.history.summary, [entry.message for entry in plan.fold], instructions
             )
         except CompactionFailed as exc:
-            self.failures += 1
+            self.state.failures += 1
             text = f"Compaction failed: {exc}. The history is unchanged."
             if self.paused:
                 text += " Auto-compaction is paused after repeated failures; run /compact to try again."
-            loop.record_event("compaction_failed", reason=str(exc), failures=self.failures)
-            loop.emit(Notice(text, "warning"))
+            conversation.record("compaction_failed", reason=str(exc), failures=self.state.failures)
+            ctx.bus.emit(Notice(text, "warning"))
             event = CompactionFinished(False, 0, tokens_before, tokens_before, 0, text)
-            loop.emit(event)
-            loop.set_state(previous_state)
+            ctx.bus.emit(event)
             return event
-        loop.session.append_compaction(
+        record_id = conversation.session.append_compaction(
             result.summary,
             plan.folded_through,
             reason=reason,
@@ -132,40 +149,37 @@ class CompactionManager:
             tokens_replaced=result.tokens_replaced,
             summary_tokens=result.summary_tokens,
         )
-        loop.history.summary = result.summary
-        loop.history.entries = plan.keep
-        self.failures = 0
-        self._compacted_since_message = True
-        self._warned_fixed_too_big = False
-        tokens_after = self.context_tokens()
+        conversation.fold(result.summary, plan.keep, record_id)
+        self.state.failures = 0
+        self.state.compacted_through = plan.keep[-1].id if plan.keep else plan.folded_through
+        self.state.warned_fixed_too_big = False
+        tokens_after = self.measure(parts).tokens
+        parts_note = f", {result.chunks} parts" if result.chunks > 1 else ""
         text = (
             f"Compacted {len(plan.fold)} messages into a {result.summary_tokens:,}-token summary "
-            f"({tokens_before:,} → {tokens_after:,} tokens{', ' + str(result.chunks) + ' parts' if result.chunks > 1 else ''})."
+            f"({tokens_before:,} → {tokens_after:,} tokens{parts_note})."
         )
-        event = CompactionFinished(
-            True, len(plan.fold), tokens_before, tokens_after, result.summary_tokens, text
-        )
-        loop.emit(event)
-        loop.set_state(previous_state)
+        event = CompactionFinished(True, len(plan.fold), tokens_before, tokens_after, result.summary_tokens, text)
+        ctx.bus.emit(event)
         return event
 
     def _compactor(self) -> Compactor:
-        loop = self.loop
-        model = loop.settings.compact_model or loop.model
-        spec = loop.settings.model_spec(model)
+        ctx = self.ctx
+        model = ctx.settings.compact_model or ctx.model
+        spec = ctx.settings.model_spec(model)
 
         async def summarize(messages: list[dict[str, Any]], max_tokens: int) -> str:
-            provider = await loop.get_provider()
+            provider = await ctx.provider.get()
             response = await provider.complete(model=model, messages=messages, max_tokens=max_tokens)
             return str(response.message.get("content") or "")
 
         # The summary request goes to ``model``: count with its tokenizer and hold it to its own
         # calibration, so it fits that model's window however its tokenizer differs from ours.
         return Compactor(
-            counter_for(loop.settings.encoding_for(model)),
-            context_window=min(spec.context_window, loop.budget.context_window),
+            counter_for(ctx.settings.encoding_for(model)),
+            context_window=min(spec.context_window, ctx.budget.context_window),
             max_output_tokens=spec.max_output_tokens,
-            safety_margin=loop.settings.context.safety_margin,
+            safety_margin=ctx.settings.context.safety_margin,
             summarize=summarize,
-            calibration=loop.calibration.factor(model),
+            calibration=ctx.calibration.factor(model),
         )

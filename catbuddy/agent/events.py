@@ -1,14 +1,17 @@
 """The one typed event stream the agent loop emits; the TUI and the headless runner both consume it.
 
-Every event is a frozen dataclass with a ``kind`` string, so ``--stream-json`` can print
-``{"kind": ..., **fields}`` a line each without knowing the classes.
+Events are plain data (docs/architecture.md §5): dataclasses of strings, numbers, enums, lists and
+dicts, with a ``kind`` string. ``to_json()`` gives ``{"kind": ..., **fields}`` for ``--stream-json``,
+and ``event_from_json`` turns such a line back into the same event, so a front end in another process
+sees exactly what the TUI sees. Nothing in an event lets its receiver act on the loop: answers (an
+approval, a stop) go back through methods of the loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from dataclasses import asdict, dataclass, field
+import typing
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import Any, ClassVar
 
@@ -51,12 +54,21 @@ class Event:
     ts: float = field(default_factory=time.time, kw_only=True)
 
     def to_json(self) -> dict[str, Any]:
-        data = {"kind": self.kind}
+        data: dict[str, Any] = {"kind": self.kind}
         for key, value in asdict(self).items():
-            if key.startswith("_"):
-                continue
             data[key] = value.value if isinstance(value, Enum) else value
         return data
+
+
+@dataclass
+class SessionOpened(Event):
+    """The first event of every run: which session this is (new or resumed) and where it lives."""
+
+    kind: ClassVar[str] = "session"
+    session_id: str
+    resumed: bool
+    model: str
+    path: str = ""
 
 
 @dataclass
@@ -109,7 +121,9 @@ class ToolCallFinished(Event):
 
 @dataclass
 class ApprovalRequested(Event):
-    """The loop waits on ``future`` until a front end answers with an ApprovalDecision."""
+    """A call needs the user's yes or no. When ``answerable``, the loop waits until a front end calls
+    ``AgentLoop.answer_approval(call_id, ...)``; otherwise (headless) it is refused at once and an
+    ``ApprovalResolved`` follows."""
 
     kind: ClassVar[str] = "approval_request"
     call_id: str
@@ -118,16 +132,19 @@ class ApprovalRequested(Event):
     summary: str
     preview: str = ""  # a diff for edits, the command for exec
     suggested_pattern: str = ""
-    _future: asyncio.Future[ApprovalDecision] | None = field(default=None, repr=False, compare=False)
+    reason: str = ""  # why it asks, e.g. "runs `pytest`"
+    answerable: bool = True
 
-    def answer(self, decision: ApprovalDecision) -> None:
-        if self._future is not None and not self._future.done():
-            self._future.set_result(decision)
 
-    def to_json(self) -> dict[str, Any]:
-        data = super().to_json()
-        data.pop("_future", None)
-        return data
+@dataclass
+class ApprovalResolved(Event):
+    """How an approval request ended: ``decision`` is an ApprovalChoice value, or "refused_headless"."""
+
+    kind: ClassVar[str] = "approval_resolved"
+    call_id: str
+    name: str
+    decision: str
+    note: str = ""
 
 
 @dataclass
@@ -137,6 +154,7 @@ class UsageReported(Event):
     completion_tokens: int
     counted_prompt_tokens: int
     calibration: float = 1.0
+    cached_tokens: int = 0  # prompt tokens the provider served from its prompt cache
 
 
 @dataclass
@@ -196,3 +214,38 @@ class TurnEnded(Event):
     reason: TurnEndReason
     text: str = ""
     iterations: int = 0
+
+
+def _event_classes() -> dict[str, type[Event]]:
+    found: dict[str, type[Event]] = {}
+    pending = list(Event.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        found[cls.kind] = cls
+        pending += cls.__subclasses__()
+    return found
+
+
+EVENT_TYPES: dict[str, type[Event]] = _event_classes()
+
+
+def event_from_json(data: dict[str, Any]) -> Event:
+    """The event a ``to_json()`` dict describes (the inverse of ``to_json``). Raises ValueError for an
+    unknown kind or missing fields, so a front end in another process can report a bad line."""
+    cls = EVENT_TYPES.get(str(data.get("kind")))
+    if cls is None:
+        raise ValueError(f"unknown event kind {data.get('kind')!r}")
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for item in fields(cls):
+        if item.name not in data:
+            continue
+        value = data[item.name]
+        hint = hints.get(item.name)
+        if isinstance(hint, type) and issubclass(hint, Enum) and value is not None:
+            value = hint(value)
+        values[item.name] = value
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ValueError(f"a {cls.kind} event needs other fields: {exc}") from None

@@ -1,8 +1,9 @@
 """AgentLoop: the state machine IDLE → RUN ⇄ COMPACT → IDLE (+ STOPPING) that front ends drive.
 
-It owns the session (JSONL on disk), the working history, the tools and the provider, runs one
-turn at a time, queues input that arrives meanwhile, and reports everything as typed events.
-See /docs in the README for the public API; the TUI and `catbuddy run` use nothing else.
+It owns the conversation (the session on disk and its working history), the tools and the provider,
+runs one turn at a time, queues input that arrives meanwhile, and reports everything as typed events.
+Front ends use it through the ``Agent`` protocol (``agent/api.py``); docs/architecture.md §5 draws the
+state machine and the data flow of one turn.
 """
 
 from __future__ import annotations
@@ -10,30 +11,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from typing import Any
 
-from catbuddy.agent.compaction import CompactionManager
+from catbuddy.agent.approval_broker import ApprovalBroker
+from catbuddy.agent.bus import EventBus, Listener
+from catbuddy.agent.compaction import CompactionManager, CompactionState
 from catbuddy.agent.events import (
+    ApprovalChoice,
+    ApprovalDecision,
     CompactionFinished,
+    ContextStatus,
     ErrorOccurred,
     Event,
     LoopState,
     Notice,
-    StateChanged,
+    SessionOpened,
     TurnEnded,
     TurnEndReason,
     TurnStarted,
 )
-from catbuddy.agent.runner import TurnOutcome, TurnRunner
+from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
 from catbuddy.agent.toolset import build_registry, refresh_external
-from catbuddy.config import APPROVAL_MODES, Settings
+from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.config import Settings
 from catbuddy.context.builder import ContextBuilder
 from catbuddy.context.calibration import CalibrationStore
-from catbuddy.context.governor import Budget
-from catbuddy.context.report import ContextReport, LayerSize, budget_for, measure
-from catbuddy.context.tokens import TokenCounter, counter_for
-from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
+from catbuddy.context.report import ContextReport, budget_for, context_report
+from catbuddy.context.tokens import counter_for
+from catbuddy.llm.lazy import LazyProvider, ProviderFactory, openai_provider
+from catbuddy.session.conversation import Conversation
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.guard import ApprovalPolicy
@@ -41,9 +47,7 @@ from catbuddy.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-Listener = Callable[[Event], None]
-
-__all__ = ["AgentLoop", "ContextReport", "LayerSize"]
+__all__ = ["AgentLoop", "ContextReport"]
 
 
 class AgentLoop:
@@ -56,6 +60,7 @@ class AgentLoop:
         resume: str | None = None,
         continue_latest: bool = False,
         interactive: bool | None = None,
+        provider_factory: ProviderFactory = openai_provider,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
@@ -64,7 +69,8 @@ class AgentLoop:
         self._resume = resume
         self._continue_latest = continue_latest
         self._model = settings.model_name
-        self.store = SessionStore(workspace.sessions_dir)
+        self._secrets = tuple(s for s in (settings.api_key,) if s)
+        self.store = SessionStore(workspace.sessions_dir, secrets=self._secrets)
         self.builder = ContextBuilder(workspace, settings)
         self.calibration = CalibrationStore.in_home(workspace.home)
         self.policy = ApprovalPolicy(settings.approval, settings, workspace)
@@ -72,16 +78,12 @@ class AgentLoop:
         self._mcp_failures_shown: set[str] = set()
         self.registry = build_registry()
         self.tool_context = ToolContext(workspace, settings)
-        self.compaction = CompactionManager(self)
-        self.history = WorkingHistory()
+        self.provider = LazyProvider(settings, provider_factory)
+        self.bus = EventBus()
+        self.approvals = ApprovalBroker()
         self.queued: list[str] = []
-        self.last_request_tokens = 0
-        self._session: Session | None = None
-        self._transcript: list[dict[str, Any]] = []
-        self._listeners: list[Listener] = []
-        self._state = LoopState.IDLE
-        self._provider: Any = None
-        self._provider_lock = asyncio.Lock()
+        self._conversation: Conversation | None = None
+        self._compaction = CompactionState()
         self._turn_task: asyncio.Task[None] | None = None
         self._runner: TurnRunner | None = None
         self._turns = 0
@@ -91,7 +93,7 @@ class AgentLoop:
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open (or create) the session and connect MCP servers in the background."""
+        """Open (or create) the session and connect MCP servers (in the background in the app)."""
         if self._resume:
             self._open_session(self._resume)
         elif self._continue_latest:
@@ -129,6 +131,10 @@ class AgentLoop:
                     tail = f"\n{status.stderr_tail}" if status.stderr_tail else ""
                     self.emit(Notice(f"MCP server {status.name} failed: {status.error}{tail}", "warning"))
 
+    async def warm_up(self) -> None:
+        """Build the provider off the event loop now, so the first message does not wait for it."""
+        await self.provider.warm()
+
     async def aclose(self) -> None:
         if self._turn_task is not None and not self._turn_task.done():
             await self.stop()
@@ -136,143 +142,140 @@ class AgentLoop:
             with contextlib.suppress(Exception):
                 await self.mcp.aclose()
             self.mcp = None
-        if self._session is not None:
-            self._session.close()
-        provider, self._provider = self._provider, None
-        if provider is not None:
-            with contextlib.suppress(Exception):
-                await provider.aclose()
+        if self._conversation is not None:
+            self._conversation.close()
+        await self.provider.aclose()
 
     def _create_session(self) -> None:
-        self._session = self.store.create(self.workspace.work_root, self.model)
-        self.history = WorkingHistory()
-        self._transcript = []
+        self._set_conversation(Conversation.create(self.store, self.workspace.work_root, self.model))
 
     def _open_session(self, session_id: str) -> None:
-        session = self.store.open(session_id)
-        loaded = session.load()
-        self._session = session
-        self.history = rebuild_history(loaded.records)
-        self._transcript = [record.message for record in loaded.messages]
-        problems = list(loaded.problems) + list(self.history.problems)
-        for problem in problems:
-            self.emit(Notice(f"Session {session.id}: {problem}", "warning"))
-        if loaded.meta is not None and loaded.meta.model and self.settings.model is None:
-            self._model = loaded.meta.model
+        conversation = Conversation.open(self.store, session_id)
+        meta = conversation.session.meta
+        if meta.model and self.settings.model is None:
+            self._model = meta.model
+        self._set_conversation(conversation)
+        for problem in conversation.problems:
+            self.emit(Notice(f"Session {conversation.id}: {problem}", "warning"))
+
+    def _set_conversation(self, conversation: Conversation) -> None:
+        self._conversation = conversation
+        self._compaction = CompactionState()
+        self.emit(
+            SessionOpened(conversation.id, conversation.resumed, self.model, str(conversation.session.path))
+        )
 
     # --- events ---------------------------------------------------------------------------------
 
     def add_listener(self, listener: Listener) -> None:
-        self._listeners.append(listener)
+        self.bus.add_listener(listener)
 
     def remove_listener(self, listener: Listener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self.bus.remove_listener(listener)
 
     def emit(self, event: Event) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:  # a broken front end must not break the agent
-                log.exception("event listener failed on %s", event.kind)
-
-    def set_state(self, state: LoopState) -> None:
-        if state is not self._state:
-            old, self._state = self._state, state
-            self.emit(StateChanged(old, state))
-
-    def record_event(self, kind: str, **data: Any) -> None:
-        if self._session is not None and not self._session.closed:
-            self._session.append_event(kind, **data)
+        self.bus.emit(event)
 
     # --- state ----------------------------------------------------------------------------------
 
     @property
     def state(self) -> LoopState:
-        return self._state
+        return self.bus.state
+
+    @property
+    def conversation(self) -> Conversation:
+        if self._conversation is None:
+            raise RuntimeError("the agent loop has not started: call `await loop.start()` first")
+        return self._conversation
 
     @property
     def session(self) -> Session:
-        if self._session is None:
-            raise RuntimeError("the agent loop has not started: call `await loop.start()` first")
-        return self._session
+        return self.conversation.session
 
     @property
     def session_id(self) -> str:
-        return self._session.id if self._session is not None else ""
+        return self._conversation.id if self._conversation is not None else ""
 
     @property
     def model(self) -> str:
         return self._model
 
     def set_model(self, model: str) -> None:
+        """The model for the next turn (a running turn finishes with its own)."""
         model = model.strip()
         if not model:
             raise ValueError("a model name is needed, e.g. /model gpt-4o")
         self._model = model
-        self.record_event("model", model=model)
+        self.conversation.record("model", model=model)
 
     @property
     def approval_mode(self) -> str:
         return str(self.policy.mode)
 
     def set_approval_mode(self, mode: str) -> None:
-        if mode not in APPROVAL_MODES:
-            raise ValueError(f"unknown approval mode {mode!r}; use one of {', '.join(APPROVAL_MODES)}")
-        self.policy.mode = mode
-        self.record_event("approval_mode", mode=mode)
+        self.policy.mode = mode  # raises ValueError naming the modes
+        self.conversation.record("approval_mode", mode=mode)
 
-    @property
-    def counter(self) -> TokenCounter:
-        return counter_for(self.settings.encoding_for(self._model))
-
-    @property
-    def budget(self) -> Budget:
-        return budget_for(self.settings, self._model)
-
-    @property
-    def calibration_factor(self) -> float:
-        return self.calibration.factor(self._model)
-
-    def append_message(self, message: dict[str, Any]) -> str:
-        """Persist first, then add to the working history: what is on disk is what was sent."""
-        message_id = self.session.append_message(message)
-        self.history.entries.append(HistoryEntry(message_id, message))
-        self._transcript.append(message)
-        self.compaction.note_new_message()
-        return message_id
+    def answer_approval(
+        self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""
+    ) -> bool:
+        """Answer a pending ``ApprovalRequested``; False when nothing waits on ``call_id``."""
+        decision = ApprovalDecision(ApprovalChoice(choice), note, pattern)
+        return self.approvals.answer(call_id, decision)
 
     def transcript(self) -> list[dict[str, Any]]:
-        return list(self._transcript)
+        return list(self.conversation.transcript)
 
     def list_sessions(self) -> list[SessionInfo]:
         return self.store.list()
 
-    async def get_provider(self) -> Any:
-        async with self._provider_lock:
-            if self._provider is None:
-                from catbuddy.llm.provider import Provider
+    def turn_context(self) -> TurnContext:
+        """The collaborators of one turn or one /compact, with the model and its budget fixed."""
+        return TurnContext(
+            settings=self.settings,
+            workspace=self.workspace,
+            model=self._model,
+            channel=self.channel,
+            interactive=self.interactive,
+            conversation=self.conversation,
+            builder=self.builder,
+            registry=self.registry,
+            counter=counter_for(self.settings.encoding_for(self._model)),
+            budget=budget_for(self.settings, self._model),
+            calibration=self.calibration,
+            policy=self.policy,
+            tools=self.tool_context,
+            provider=self.provider,
+            bus=self.bus,
+            approvals=self.approvals,
+            secrets=self._secrets,
+        )
 
-                self._provider = await asyncio.to_thread(Provider, self.settings)
-            return self._provider
-
-    async def warm_up(self) -> None:
-        """Import and build the client in the background so the first turn does not wait for it."""
-        with contextlib.suppress(Exception):
-            await self.get_provider()
+    def compaction(self) -> CompactionManager:
+        """The compaction manager of the conversation now (its state lives as long as the conversation)."""
+        return CompactionManager(self.turn_context(), self._compaction)
 
     def context_report(self) -> ContextReport:
-        return measure(
+        """`/context`: the request governance would make of the history now, measured."""
+        ctx = self.turn_context()
+        parts = RequestParts.build(ctx)
+        governed = govern(ctx, parts)
+        return context_report(
             settings=self.settings,
-            model=self._model,
-            prompt=self.builder.build(self.channel),
-            tools=self.registry.schemas(),
-            counter=self.counter,
-            budget=self.budget,
-            summary=self.history.summary,
-            history=self.history.messages,
-            calibration=self.calibration_factor,
+            model=ctx.model,
+            prompt=parts.prompt,
+            size=governed.size,
+            history_messages=len(governed.history),
+            tool_count=len(parts.tools),
+            counter=ctx.counter,
+            budget=ctx.budget,
+            calibration_source=self.calibration.get(ctx.model).describe(),
         )
+
+    def context_status(self) -> ContextStatus:
+        """The status bar's figure for the history now: the same measure as `/context`."""
+        ctx = self.turn_context()
+        return context_status(ctx, govern(ctx, RequestParts.build(ctx)))
 
     # --- turns ----------------------------------------------------------------------------------
 
@@ -303,14 +306,15 @@ class AgentLoop:
     async def _one_turn(self, text: str) -> None:
         self._turns += 1
         self._stop_requested = False
-        runner = self._runner = TurnRunner(self)
-        self.set_state(LoopState.RUN)
+        ctx = self.turn_context()
+        runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
+        self.bus.set_state(LoopState.RUN)
         self.emit(TurnStarted(self._turns, text))
         try:
             outcome = await runner.run(text)
         except asyncio.CancelledError:
             runner.keep_partial_work()
-            self.record_event("stop", turn=self._turns)
+            ctx.conversation.record("stop", turn=self._turns)
             outcome = TurnOutcome(TurnEndReason.STOPPED)
             if not self._stop_requested:
                 self._finish_turn(outcome)
@@ -320,15 +324,23 @@ class AgentLoop:
             self.emit(
                 ErrorOccurred(f"Unexpected error: {exc}", "See the log; the session is saved and usable.")
             )
-            self.record_event("error", message=str(exc))
+            ctx.conversation.record("error", message=str(exc))
             outcome = TurnOutcome(TurnEndReason.ERROR)
         self._finish_turn(outcome)
 
     def _finish_turn(self, outcome: TurnOutcome) -> None:
         self._last_outcome = outcome
         self._runner = None
+        self.approvals.deny_all()
+        self._emit_context_status()
         self.emit(TurnEnded(outcome.reason, outcome.text, outcome.iterations))
-        self.set_state(LoopState.IDLE)
+        self.bus.set_state(LoopState.IDLE)
+
+    def _emit_context_status(self) -> None:
+        try:
+            self.emit(self.context_status())
+        except Exception as exc:  # e.g. the fixed part no longer fits: the next turn reports it
+            log.debug("cannot measure the context: %s", exc)
 
     async def stop(self) -> None:
         """Stop the running turn at once: the stream and running tools are cancelled."""
@@ -337,11 +349,11 @@ class AgentLoop:
         if task is None or task.done():
             return
         self._stop_requested = True
-        self.set_state(LoopState.STOPPING)
+        self.bus.set_state(LoopState.STOPPING)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        self.set_state(LoopState.IDLE)
+        self.bus.set_state(LoopState.IDLE)
 
     async def compact(self, instructions: str | None = None) -> CompactionFinished:
         """`/compact [instructions]`: compact now, also when auto-compaction is paused."""
@@ -351,19 +363,23 @@ class AgentLoop:
             )
             self.emit(event)
             return event
-        self.compaction.failures = 0
-        return await self.compaction.run(reason="requested by the user", instructions=instructions)
+        self._compaction.failures = 0
+        manager = self.compaction()
+        result = await manager.run(
+            RequestParts.build(manager.ctx), reason="requested by the user", instructions=instructions
+        )
+        self._emit_context_status()
+        return result
 
     async def new_session(self) -> None:
         await self.stop()
-        if self._session is not None:
-            self._session.close()
+        if self._conversation is not None:
+            self._conversation.close()
         self._create_session()
-        self.compaction = CompactionManager(self)
 
     async def resume(self, session_id: str) -> None:
         await self.stop()
-        old = self._session
+        old = self._conversation
         if old is not None and old.id == session_id:
             return
         if old is not None:
@@ -374,4 +390,3 @@ class AgentLoop:
             if old is not None:
                 self._open_session(old.id)
             raise
-        self.compaction = CompactionManager(self)

@@ -1,4 +1,4 @@
-"""`catbuddy context`: what the model would see now, with no LLM call."""
+"""`catbuddy context`: what the model would see now, with no LLM call (measured as the loop measures)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.config import Settings
 from catbuddy.context.builder import ContextBuilder
 from catbuddy.context.calibration import CalibrationStore
-from catbuddy.context.governor import FixedPart, GovernedContext, govern_context
-from catbuddy.context.report import ContextReport, budget_for, format_table, measure
-from catbuddy.context.tokens import counter_for
+from catbuddy.context.governor import GovernedContext
+from catbuddy.context.measure import measure_request
+from catbuddy.context.report import ContextReport, budget_for, context_report, format_table, govern_request
+from catbuddy.context.tokens import REPLY_PRIMING, counter_for
 from catbuddy.session.history import WorkingHistory, rebuild_history
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
@@ -32,9 +33,10 @@ class ContextView:
 
     @property
     def total_tokens(self) -> int:
+        """The request's size (raw count; ``report.used`` is the calibrated one)."""
         if self.governed is not None:
-            return self.governed.report.tokens_after
-        return self.report.system_tokens + self.report.tools_tokens + 3
+            return self.governed.size.raw
+        return self.report.system_tokens + self.report.tools_tokens + REPLY_PRIMING
 
     def to_json(self) -> dict[str, Any]:
         report = self.report
@@ -52,6 +54,8 @@ class ContextView:
             "tool_count": report.tool_count,
             "total_tokens": self.total_tokens,
             "calibration": report.calibration,
+            "calibration_source": report.calibration_source,
+            "used_tokens": report.used,
             "budget": {
                 "context_window": report.context_window,
                 "max_output_tokens": report.max_output_tokens,
@@ -145,7 +149,7 @@ def build_view(
         mcp_status = asyncio.run(_snapshot_mcp(settings, workspace, builder, registry))
     counter = counter_for(settings.encoding_for(model))
     budget = budget_for(settings, model, window, max_output)
-    calibration = CalibrationStore.in_home(workspace.home).factor(model)
+    calibration = CalibrationStore.in_home(workspace.home).get(model)
     prompt = builder.build(channel)
     tools = registry.schemas()
     history: WorkingHistory | None = None
@@ -153,30 +157,28 @@ def build_view(
     problems: tuple[str, ...] = ()
     if history_file is not None or session_id is not None:
         history, problems = load_history(workspace, history_file, session_id)
-        fixed = FixedPart(
-            prompt.text,
-            tools,
-            history.summary,
-            prompt.layer_tokens(counter.encoding_name, counter.count_text),
+        governed = govern_request(
+            prompt=prompt,
+            tools=tools,
+            history=history,
+            counter=counter,
+            budget=budget,
+            context=settings.context,
+            calibration=calibration.factor,
         )
-        governed = govern_context(
-            history.messages,
-            fixed,
-            budget,
-            counter,
-            keep_recent_results=settings.context.keep_recent_results,
-            calibration=calibration,
-        )
-    report = measure(
+        size = governed.size
+    else:  # the fixed part alone: shown even when it is too big to send
+        size = measure_request(counter, system_prompt=prompt.text, tools=tools, calibration=calibration.factor)
+    report = context_report(
         settings=settings,
         model=model,
         prompt=prompt,
-        tools=tools,
+        size=size,
+        history_messages=len(governed.history) if governed else 0,
+        tool_count=len(tools),
         counter=counter,
         budget=budget,
-        summary=history.summary if history else None,
-        history=governed.history if governed else (),
-        calibration=calibration,
+        calibration_source=calibration.describe(),
     )
     return ContextView(report, prompt.text, history, governed, problems, mcp_status)
 

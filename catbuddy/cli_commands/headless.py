@@ -27,6 +27,7 @@ from catbuddy.agent.events import (
     TurnEndReason,
     UsageReported,
 )
+from catbuddy.cli_commands.stdin_approvals import StdinApprovals
 from catbuddy.config import Settings
 from catbuddy.workspace import Workspace
 
@@ -44,6 +45,7 @@ class RunSummary:
     tool_errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     errors: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
@@ -60,7 +62,11 @@ class RunSummary:
             "iterations": self.iterations,
             "tool_calls": self.tool_calls,
             "tool_errors": self.tool_errors,
-            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens},
+            "usage": {
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "cached_tokens": self.cached_tokens,
+            },
             "errors": self.errors,
             "notices": self.notices,
         }
@@ -92,6 +98,7 @@ class HeadlessPrinter:
         elif isinstance(event, UsageReported):
             summary.prompt_tokens += event.prompt_tokens
             summary.completion_tokens += event.completion_tokens
+            summary.cached_tokens += event.cached_tokens
         elif isinstance(event, ErrorOccurred):
             summary.errors.append(event.message + (f" ({event.hint})" if event.hint else ""))
         elif isinstance(event, Notice | CompactionFinished):
@@ -143,6 +150,7 @@ async def run_headless(
     fmt: str = "text",
     resume: str | None = None,
     continue_latest: bool = False,
+    approvals_from_stdin: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -152,13 +160,27 @@ async def run_headless(
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     printer = HeadlessPrinter(fmt, out, err)
-    loop = AgentLoop(workspace, settings, channel="headless", resume=resume, continue_latest=continue_latest)
+    loop = AgentLoop(
+        workspace,
+        settings,
+        channel="headless",
+        resume=resume,
+        continue_latest=continue_latest,
+        interactive=approvals_from_stdin,
+    )
     loop.add_listener(printer)
+    reader: asyncio.Task[None] | None = None
+    if approvals_from_stdin:
+        answers = StdinApprovals(loop.answer_approval, loop.emit, sys.stdin)
+        loop.add_listener(answers)
+        reader = asyncio.get_running_loop().create_task(answers.read())
     try:
         await loop.start()
         printer.summary.session_id = loop.session_id
         await loop.run_turn(prompt)
     finally:
+        if reader is not None:
+            reader.cancel()
         await loop.aclose()
     summary = printer.summary
     if fmt == "json":

@@ -1,4 +1,4 @@
-"""ContextBuilder: the five-layer system prompt with an mtime fingerprint cache (DESIGN §2).
+"""ContextBuilder: the five-layer system prompt with an mtime fingerprint cache (docs/architecture.md §2).
 
 Layers, in order, joined by a Markdown rule: identity, bootstrap files, memory, skills, runtime.
 The built prompt is cached under ``channel + fingerprint``; the fingerprint is made of the mtimes

@@ -1,4 +1,4 @@
-"""COMPACT: fold old history into an LLM-written rolling summary (DESIGN §5).
+"""COMPACT: fold old history into an LLM-written rolling summary (docs/architecture.md §5).
 
 This module decides *what* to fold and builds the summarizer's requests so each one fits the
 window (folding in chunks when the history is too big for one call). The model call itself is
@@ -118,7 +118,7 @@ class Compactor:
         self.output_budget = summary_output_budget(context_window, max_output_tokens)
         self.safety_margin = safety_margin
         self.summarize = summarize
-        # The provider may count more tokens than we do (DESIGN §3): the summary request is held to
+        # The provider may count more tokens than we do (docs/architecture.md §3): the summary request is held to
         # the same calibrated budget as every other request.
         self.calibration = max(1.0, calibration)
         self._template: Any = None

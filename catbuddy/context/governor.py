@@ -1,4 +1,4 @@
-"""Context governance before every LLM call (DESIGN §4): four pure, deterministic steps.
+"""Context governance before every LLM call (docs/architecture.md §4): four pure, deterministic steps.
 
     history ─▶ drop orphans ─▶ backfill ─▶ microcompact ─▶ snip ─▶ system + summary + history
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from catbuddy.config import KEEP_RECENT_RESULTS, SAFETY_MARGIN
@@ -34,7 +34,8 @@ from catbuddy.context.governor_steps import (
     microcompact,
     repair,
 )
-from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter
+from catbuddy.context.measure import RequestSize, measure_request
+from catbuddy.context.tokens import TokenCounter
 from catbuddy.session.history import SUMMARY_PREFIX, summary_message
 
 __all__ = [
@@ -153,6 +154,7 @@ class GovernedContext:
     messages: list[dict[str, Any]]  # the request: system prompt, pinned summary (if any), history
     history: list[dict[str, Any]]  # the governed history part alone
     report: GovernanceReport
+    size: RequestSize  # the request as sent, measured (the figure every front end shows)
 
 
 def govern_context(
@@ -177,12 +179,15 @@ def govern_context(
         head.append({"role": "system", "content": fixed.system_prompt})
     if fixed.summary:
         head.append(summary_message(fixed.summary))
+    fixed_size = measure_request(
+        counter, system_prompt=fixed.system_prompt, tools=fixed.tools, summary=fixed.summary, calibration=ratio
+    )
     sizes = FixedSizes(
-        system_prompt=counter.count_message(head[0]) if fixed.system_prompt else 0,
-        tools=counter.count_tools(fixed.tools),
-        summary=counter.count_message(head[-1]) if fixed.summary else 0,
+        system_prompt=fixed_size.system,
+        tools=fixed_size.tools,
+        summary=fixed_size.summary,
         layers=dict(fixed.layer_tokens),
-        priming=REPLY_PRIMING,
+        priming=fixed_size.priming,
     )
     # Count the given dicts themselves (cache hits for all but the newest), and remember the counts
     # by identity: the steps pass unchanged messages through as the same objects.
@@ -201,7 +206,7 @@ def govern_context(
     )
 
     kept = [_as_dict(m) for m in snipped.messages]
-    tokens_after = sizes.total + snipped.tokens
+    size = replace(fixed_size, history=snipped.tokens)
     report = GovernanceReport(
         orphans_dropped=orphans,
         duplicates_dropped=fixes.duplicates_dropped,
@@ -212,15 +217,15 @@ def govern_context(
         messages_snipped=snipped.snipped,
         results_truncated=snipped.truncated,
         tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        calibrated_after=math.ceil(round(tokens_after * ratio, 6)),
-        fixed_tokens=sizes.total,
+        tokens_after=size.raw,
+        calibrated_after=size.tokens,
+        fixed_tokens=size.fixed,
         budget=budget.limit,
         calibration=ratio,
         messages_before=len(history),
         messages_after=len(kept),
     )
-    return GovernedContext(messages=head + kept, history=kept, report=report)
+    return GovernedContext(messages=head + kept, history=kept, report=report, size=size)
 
 
 def _as_dict(message: Message) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Step 4 of context governance (DESIGN §4): snip the history so the request fits the budget.
+"""Step 4 of context governance (docs/architecture.md §4): snip the history so the request fits the budget.
 
 Input is a protocol-valid history (steps 1–2 done), so cutting in front of any user message never
 separates a tool call from its result. The current turn — the last user message and everything after

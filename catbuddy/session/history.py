@@ -1,6 +1,6 @@
 """The working history rebuilt from session records: the latest summary plus what came after it.
 
-Compaction never rewrites the file (DESIGN §5, §6): the raw messages stay and a ``compaction`` record
+Compaction never rewrites the file (docs/architecture.md §5, §6): the raw messages stay and a ``compaction`` record
 says which message the summary folds through. Rebuilding takes the newest compaction, because each
 summary already folds in the one before it. Healing (orphans, missing tool results) is governance's
 job and happens later, on every request.

@@ -1,4 +1,4 @@
-"""Session records (DESIGN §6) and the one tolerant JSONL reader.
+"""Session records (docs/architecture.md §6) and the one tolerant JSONL reader.
 
 A session file holds one JSON object per line: a ``meta`` line, then ``message``, ``compaction`` and
 ``event`` records in the order they happened. Reading never trusts the file: a torn last line (the

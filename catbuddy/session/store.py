@@ -1,4 +1,4 @@
-"""Writing, locking and listing sessions (DESIGN §6).
+"""Writing, locking and listing sessions (docs/architecture.md §6).
 
 Each session is ``<sessions_dir>/<id>.jsonl``, append-only: every record is written as one line, flushed
 and fsync'd before the call returns, so a crash loses at most the record being written. Existing lines

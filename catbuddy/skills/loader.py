@@ -1,4 +1,4 @@
-"""Find skills on disk and build the catalog the prompt and the `skill` tool use (DESIGN §2 layer 4).
+"""Find skills on disk and build the catalog the prompt and the `skill` tool use (docs/architecture.md §2, layer 4).
 
 Skills live in four roots, scanned in increasing precedence: the shipped set, the global workspace
 (``~/.catbuddy/workspace/skills``), ``<work root>/.agents/skills`` and ``<work root>/.catbuddy/skills``.

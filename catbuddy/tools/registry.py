@@ -52,15 +52,18 @@ def builtin_tools() -> list[Tool]:
 class ToolRegistry:
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._schemas: list[dict[str, Any]] | None = None  # built once per set of tools
         for tool in tools or []:
             self.register(tool)
 
     def register(self, tool: Tool) -> None:
         """Add a tool; a tool of the same name is replaced (e.g. a reconnected MCP server's)."""
         self._tools[tool.name] = tool
+        self._schemas = None
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
+        self._schemas = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -73,7 +76,11 @@ class ToolRegistry:
         return [self._tools[name] for name in self.names()]
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self.tools()]
+        """The ``tools`` of a request, in a fixed order (built-ins first, then MCP tools by name), so the
+        prompt prefix stays byte-identical. The same list until the set of tools changes: do not mutate."""
+        if self._schemas is None:
+            self._schemas = [tool.schema() for tool in self.tools()]
+        return self._schemas
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

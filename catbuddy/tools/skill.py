@@ -1,6 +1,6 @@
 """The `skill` tool: loads an on-demand skill's instructions (and its bundled files) into the conversation.
 
-The system prompt lists on-demand skills one line each (DESIGN §2 layer 4); their bodies reach the model
+The system prompt lists on-demand skills one line each (docs/architecture.md §2, layer 4); their bodies reach the model
 only through this tool. Bundled files are listed with the skill's absolute folder, and can be read
 through this tool too (``file``), because shipped and global skills live outside the work root where
 ``read_file`` may not reach.

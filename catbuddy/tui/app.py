@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.widgets import Button, OptionList, TextArea
 
 from catbuddy.agent import events as ev
+from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
@@ -32,10 +33,10 @@ from catbuddy.workspace import Workspace
 FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
 
-LoopFactory = Callable[..., Any]
+LoopFactory = Callable[..., Agent]
 
 
-def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any) -> Any:
+def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any) -> Agent:
     from catbuddy.agent.loop import AgentLoop
 
     return AgentLoop(workspace, settings, channel="tui", **kwargs)
@@ -68,7 +69,7 @@ class CatbuddyApp(SlashCommands):
         self.continue_latest = continue_latest
         self.loop_factory = loop_factory
         self.approval_arm_delay = approval_arm_delay
-        self.loop: Any = None
+        self.loop: Agent | None = None
         self.session_id: str | None = None
         self.first_frame_at: float | None = None
         self._pending_inputs: list[str] = []  # typed before the loop was ready
@@ -144,6 +145,7 @@ class CatbuddyApp(SlashCommands):
             self.exit(None, return_code=1, message=f"catbuddy: {exc}")
             return
         self.loop = loop
+        self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
         await self.show_session()
         pending, self._pending_inputs = self._pending_inputs, []
         for text in pending:
@@ -153,6 +155,7 @@ class CatbuddyApp(SlashCommands):
     async def show_session(self) -> None:
         """Mount the (newest part of the) session and fill the status bar."""
         loop = self.loop
+        assert loop is not None
         self.session_id = loop.session_id
         self._events.clear()  # anything still pending belongs to the view being replaced
         self._reply = None
@@ -173,6 +176,8 @@ class CatbuddyApp(SlashCommands):
 
     def refresh_context(self) -> None:
         """The status bar's context figures before the first request (no LLM call)."""
+        if self.loop is None:
+            return
         try:
             report = self.loop.context_report()
         except Exception as exc:  # a broken workspace file must not take the UI down
@@ -249,7 +254,8 @@ class CatbuddyApp(SlashCommands):
                 self._tools.pop(event.call_id, None)
             block.finish(event.result, event.is_error, event.duration, event.display)
         elif isinstance(event, ev.ApprovalRequested):
-            await self._ask_approval(event)
+            if event.answerable:
+                await self._ask_approval(event)
         elif isinstance(event, ev.ContextStatus):
             self.status.set(
                 used=event.used, budget=event.budget, compact_at=event.compact_at, model=event.model
@@ -288,7 +294,8 @@ class CatbuddyApp(SlashCommands):
             self._approvals.pop(request.call_id, None)
             if decision is None:
                 decision = ev.ApprovalDecision(ev.ApprovalChoice.DENY)
-            request.answer(decision)
+            if self.loop is not None:
+                self.loop.answer_approval(request.call_id, decision.choice, decision.note, decision.pattern)
             if block.status == "waiting":
                 block.set_status("running" if decision.allowed else "error")
             if decision.choice is ev.ApprovalChoice.ALLOW_SESSION and decision.pattern:
@@ -370,7 +377,7 @@ class CatbuddyApp(SlashCommands):
             self.prompt.clear()
 
     def action_stop(self) -> None:
-        if self.running():
+        if self.loop is not None and self.running():
             self.status.set(state="stopping")
             self.run_worker(self.loop.stop(), group="stop")
 

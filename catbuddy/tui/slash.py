@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from catbuddy.agent import events as ev
+from catbuddy.agent.api import Agent
 from catbuddy.config import APPROVAL_MODES
 from catbuddy.messages import content_text
 from catbuddy.tui import slash_table
@@ -37,7 +38,7 @@ class SlashCommands(App[str | None]):
         from catbuddy.tui.widgets.status import StatusBar
         from catbuddy.workspace import Workspace
 
-        loop: Any
+        loop: Agent | None
         workspace: Workspace
         settings: Settings
 
@@ -51,6 +52,12 @@ class SlashCommands(App[str | None]):
         def refresh_context(self) -> None: ...
         async def quit(self) -> None: ...
         async def show_session(self) -> None: ...
+
+    @property
+    def agent(self) -> Agent:
+        """The loop, for commands that run only once it has started (``run_slash`` checks)."""
+        assert self.loop is not None, "slash commands other than /help and /exit wait for the loop"
+        return self.loop
 
     async def run_slash(self, text: str) -> bool:
         """Run `text` if it is a slash command; False when it is a message for the model."""
@@ -83,20 +90,20 @@ class SlashCommands(App[str | None]):
 
     async def slash_new(self, argument: str) -> None:
         if self.running():
-            await self.loop.stop()
-        await self.loop.new_session()
+            await self.agent.stop()
+        await self.agent.new_session()
         await self.show_session()
-        self.notice(f"New session {self.loop.session_id}", "success")
+        self.notice(f"New session {self.agent.session_id}", "success")
 
     async def slash_compact(self, argument: str) -> None:
-        if self.loop.state is not ev.LoopState.IDLE:
+        if self.agent.state is not ev.LoopState.IDLE:
             self.notice("A turn is running: wait for it, or press Esc, then /compact.", "warning")
             return
         self.notice("Compacting…" + (f" (keeping: {argument})" if argument else ""), "info")
-        self.run_worker(self.loop.compact(argument or None), group="compact")
+        self.run_worker(self.agent.compact(argument or None), group="compact")
 
     async def slash_context(self, argument: str) -> None:
-        await self.push_screen(ContextScreen(self.loop.context_report()))
+        await self.push_screen(ContextScreen(self.agent.context_report()))
 
     def _editable(self, name: str) -> EditableFile:
         path = self.workspace.editable_path(name, self.settings.context.global_user_profile)
@@ -139,8 +146,8 @@ class SlashCommands(App[str | None]):
         )
 
     async def slash_sessions(self, argument: str) -> None:
-        sessions = self.loop.list_sessions()
-        await self.push_screen(SessionPicker(sessions, self.loop.session_id), callback=self._picked_session)
+        sessions = self.agent.list_sessions()
+        await self.push_screen(SessionPicker(sessions, self.agent.session_id), callback=self._picked_session)
 
     async def slash_resume(self, argument: str) -> None:
         if argument:
@@ -149,15 +156,15 @@ class SlashCommands(App[str | None]):
             await self.slash_sessions(argument)
 
     def _picked_session(self, session_id: str | None) -> None:
-        if session_id and session_id != self.loop.session_id:
+        if session_id and session_id != self.agent.session_id:
             self.run_worker(self._resume(session_id), group="resume")
         self.prompt.focus()
 
     async def _resume(self, session_id: str) -> None:
         if self.running():
-            await self.loop.stop()
+            await self.agent.stop()
         try:
-            await self.loop.resume(session_id)
+            await self.agent.resume(session_id)
         except Exception as exc:  # unknown id, locked by another catbuddy: say so, keep the current session
             self.notice(f"Could not resume {session_id}: {exc}", "error")
             return
@@ -167,40 +174,40 @@ class SlashCommands(App[str | None]):
     async def slash_model(self, argument: str) -> None:
         if not argument:
             known = sorted(name for name in self.settings.models if name != "default")
-            names = [self.loop.model] + [name for name in known if name != self.loop.model]
+            names = [self.agent.model] + [name for name in known if name != self.agent.model]
             if len(names) == 1:
                 self.notice(
-                    f"Model: {self.loop.model}. Switch with /model NAME "
+                    f"Model: {self.agent.model}. Switch with /model NAME "
                     '(add [models."NAME"] to config.toml to list it here).',
                     "info",
                 )
                 return
             choices = [(name, _model_note(self.settings, name)) for name in names]
             await self.push_screen(
-                ChoicePicker("Model for this session", choices, self.loop.model), callback=self._picked_model
+                ChoicePicker("Model for this session", choices, self.agent.model), callback=self._picked_model
             )
             return
         self._switch_model(argument)
 
     def _picked_model(self, name: str | None) -> None:
-        if name and name != self.loop.model:
+        if name and name != self.agent.model:
             self._switch_model(name)
         self.prompt.focus()
 
     def _switch_model(self, name: str) -> None:
         try:
-            self.loop.set_model(name)
+            self.agent.set_model(name)
         except ValueError as exc:
             self.notice(str(exc), "error")
             return
-        self.status.set(model=self.loop.model)
+        self.status.set(model=self.agent.model)
         self.refresh_context()
-        self.notice(f"Model for this session: {self.loop.model}", "success")
+        self.notice(f"Model for this session: {self.agent.model}", "success")
 
     async def slash_approval(self, argument: str) -> None:
         if not argument:
             await self.push_screen(
-                ChoicePicker("Approval mode", list(APPROVAL_DESCRIPTIONS.items()), self.loop.approval_mode),
+                ChoicePicker("Approval mode", list(APPROVAL_DESCRIPTIONS.items()), self.agent.approval_mode),
                 callback=self._picked_approval,
             )
             return
@@ -212,17 +219,17 @@ class SlashCommands(App[str | None]):
         self._switch_approval(argument)
 
     def _picked_approval(self, mode: str | None) -> None:
-        if mode and mode != self.loop.approval_mode:
+        if mode and mode != self.agent.approval_mode:
             self._switch_approval(mode)
         self.prompt.focus()
 
     def _switch_approval(self, mode: str) -> None:
-        self.loop.set_approval_mode(mode)
-        self.status.set(approval=self.loop.approval_mode)
-        self.notice(f"Approval mode: {self.loop.approval_mode}", "warning" if mode == "yolo" else "success")
+        self.agent.set_approval_mode(mode)
+        self.status.set(approval=self.agent.approval_mode)
+        self.notice(f"Approval mode: {self.agent.approval_mode}", "warning" if mode == "yolo" else "success")
 
     async def slash_copy(self, argument: str) -> None:
-        text = _last_reply(self.loop.transcript())
+        text = _last_reply(self.agent.transcript())
         if not text:
             self.notice("No reply to copy yet.", "info")
             return

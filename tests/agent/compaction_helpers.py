@@ -61,15 +61,15 @@ def seed(loop: AgentLoop, turns: int, words: int = 5, tag: str = "q") -> None:
     """Append ``turns`` user/assistant pairs to the session, as finished turns would have."""
     filler = " ".join(["lorem"] * words)
     for i in range(turns):
-        loop.append_message({"role": "user", "content": f"{tag}{i}: {filler}"})
-        loop.append_message({"role": "assistant", "content": f"answer {tag}{i}: {filler}"})
+        loop.conversation.append({"role": "user", "content": f"{tag}{i}: {filler}"})
+        loop.conversation.append({"role": "assistant", "content": f"answer {tag}{i}: {filler}"})
 
 
 def seed_tool_turn(loop: AgentLoop, tag: str, calls: int = 2) -> None:
     """One user message, an assistant message with ``calls`` tool calls, their results, a reply."""
-    loop.append_message({"role": "user", "content": f"{tag}: list the files"})
+    loop.conversation.append({"role": "user", "content": f"{tag}: list the files"})
     ids = [f"{tag}_c{i}" for i in range(calls)]
-    loop.append_message(
+    loop.conversation.append(
         {
             "role": "assistant",
             "content": None,
@@ -80,5 +80,5 @@ def seed_tool_turn(loop: AgentLoop, tag: str, calls: int = 2) -> None:
         }
     )
     for cid in ids:
-        loop.append_message({"role": "tool", "tool_call_id": cid, "content": f"a.py b.py ({cid})"})
-    loop.append_message({"role": "assistant", "content": f"{tag}: two files"})
+        loop.conversation.append({"role": "tool", "tool_call_id": cid, "content": f"a.py b.py ({cid})"})
+    loop.conversation.append({"role": "assistant", "content": f"{tag}: two files"})

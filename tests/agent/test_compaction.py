@@ -1,8 +1,9 @@
-"""Auto and manual compaction through the scripted server (DESIGN §5): triggers, what is kept, the
+"""Auto and manual compaction through the scripted server (docs/architecture.md §5): triggers, what is kept, the
 rolling summary, pinning, chunking, resume, the compact model, and the states the front ends see."""
 
 from __future__ import annotations
 
+import pytest
 from agent_helpers import assert_valid_request, session_messages
 from compaction_helpers import (
     WHOLE,
@@ -49,7 +50,7 @@ async def test_compaction_runs_before_the_call_that_would_carry_message_51(scrip
     after = llm.requests[-1]
     assert pinned(after) == SUMMARY_PREFIX + summary_text(1)
     assert len(after.messages) == 2 + 25  # system, summary, the 25 newest messages (a user one first)
-    assert len(loop.history.entries) == 26  # plus the reply
+    assert len(loop.conversation.history.entries) == 26  # plus the reply
 
 
 async def test_compaction_runs_when_history_tokens_pass_80_percent_of_the_budget(
@@ -58,11 +59,11 @@ async def test_compaction_runs_when_history_tokens_pass_80_percent_of_the_budget
     brain = Brain()
     llm = scripted_llm_factory([brain] * 60, context_window=8000)
     loop, events = await make_loop(llm, models=SMALL)
-    threshold = loop.compaction.token_threshold
+    threshold = loop.turn_context().compact_threshold
     assert threshold == int(0.8 * (8000 - 1000 - 1024))
     seen_at_compact: list[int] = []
     events.on = lambda e: (
-        seen_at_compact.append(loop.compaction.context_tokens())
+        seen_at_compact.append(loop.compaction().measure().tokens)
         if isinstance(e, StateChanged) and e.new is LoopState.COMPACT
         else None
     )
@@ -77,7 +78,7 @@ async def test_compaction_runs_when_history_tokens_pass_80_percent_of_the_budget
     assert seen_at_compact[0] > threshold
     first_summary = llm.requests.index(summary_requests(llm)[0])
     for request in llm.requests[:first_summary]:
-        assert loop.counter.count_request(request.messages, request.tools) <= threshold + 50
+        assert loop.turn_context().counter.count_request(request.messages, request.tools) <= threshold + 50
     assert not llm.over_budget
 
 
@@ -154,9 +155,9 @@ async def test_a_folded_part_larger_than_the_window_is_folded_in_chunks(scripted
     assert not llm.over_budget
     limit = 8000 - 1000 - 1024
     for request in summary_requests(llm):
-        assert loop.counter.count_request(request.messages) <= limit
+        assert loop.turn_context().counter.count_request(request.messages) <= limit
     assert "summary number 1" in summary_requests(llm)[1].messages[1]["content"]
-    assert loop.history.summary == summary_text(brain.summary_requests)
+    assert loop.conversation.history.summary == summary_text(brain.summary_requests)
 
 
 # --- resume ------------------------------------------------------------------------------------------
@@ -172,13 +173,13 @@ async def test_resuming_a_compacted_session_rebuilds_the_same_working_history(
     seed(loop, 8)
     await loop.run_turn("compact me")
     assert summary_requests(llm)
-    before = (loop.history.summary, [(e.id, e.message) for e in loop.history.entries])
+    before = (loop.conversation.history.summary, [(e.id, e.message) for e in loop.conversation.history.entries])
     session_id = loop.session_id
     await loop.aclose()
 
     resumed, _ = await make_loop(llm, resume=session_id)
 
-    assert (resumed.history.summary, [(e.id, e.message) for e in resumed.history.entries]) == before
+    assert (resumed.conversation.history.summary, [(e.id, e.message) for e in resumed.conversation.history.entries]) == before
     await resumed.run_turn("after resume")
     request = chat_requests(llm)[-1]
     assert pinned(request) == SUMMARY_PREFIX + before[0]
@@ -264,13 +265,13 @@ async def test_a_compaction_mid_turn_keeps_the_tool_loop_valid(scripted_llm_fact
 async def test_calibration_from_reported_usage_drives_the_budget_checks(scripted_llm_factory, make_loop):
     llm = scripted_llm_factory([Brain()] * 5, prompt_token_factor=1.5)
     loop, _ = await make_loop(llm, models=SMALL)
-    raw_before = loop.compaction.context_tokens()
+    raw_before = loop.compaction().measure().tokens
 
     await loop.run_turn("hello")
 
-    assert loop.calibration_factor == pytest_approx(1.5)
+    assert loop.turn_context().calibration_factor == pytest_approx(1.5)
     assert loop.context_report().calibration == pytest_approx(1.5)
-    assert loop.compaction.context_tokens() >= 1.45 * raw_before
+    assert loop.compaction().measure().tokens >= 1.45 * raw_before
 
 
 def pytest_approx(value: float) -> object:
@@ -279,6 +280,7 @@ def pytest_approx(value: float) -> object:
     return pytest.approx(value, rel=0.02)
 
 
-def test_compaction_is_idle_safe_without_a_session(workspace, settings) -> None:
+def test_compaction_before_the_loop_started_says_what_to_do(workspace, settings) -> None:
     loop = AgentLoop(workspace, settings)
-    assert loop.compaction.due() is None
+    with pytest.raises(RuntimeError, match="loop.start"):
+        loop.compaction()

@@ -1,4 +1,4 @@
-"""Compaction that fails, cannot help, or is forced by the provider (DESIGN §5): the history stays as
+"""Compaction that fails, cannot help, or is forced by the provider (docs/architecture.md §5): the history stays as
 it was, failures pause auto-compaction, no loops, and a context-length error gets exactly one retry."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ FAILURES = {
 
 
 def history_ids(loop) -> list[str]:
-    return [entry.id for entry in loop.history.entries]
+    return [entry.id for entry in loop.conversation.history.entries]
 
 
 @pytest.mark.parametrize("failure", list(FAILURES))
@@ -37,7 +37,7 @@ async def test_a_failed_compaction_leaves_the_history_as_it_was_with_a_notice(
     outcome = await loop.run_turn("go on")
 
     assert outcome.reason is TurnEndReason.DONE  # the turn itself still runs
-    assert loop.history.summary is None
+    assert loop.conversation.history.summary is None
     assert history_ids(loop)[: len(ids_before)] == ids_before
     assert len(chat_requests(llm)[-1].messages) == 1 + 53  # system + every message, nothing folded
     [notice] = [n for n in events.of(Notice) if n.text.startswith("Compaction failed")]
@@ -57,13 +57,13 @@ async def test_three_failures_in_a_row_pause_auto_compaction_until_compact(scrip
         await loop.run_turn(f"turn {turn}")
 
     assert brain.summary_requests == 3  # turns 4 and 5 did not try again
-    assert loop.compaction.paused
+    assert loop.compaction().paused
     assert "paused" in [n for n in events.of(Notice) if n.text.startswith("Compaction failed")][-1].text
 
     result = await loop.compact()  # the user's /compact resumes it
 
-    assert result.ok and not loop.compaction.paused
-    assert loop.history.summary == summary_text(4)
+    assert result.ok and not loop.compaction().paused
+    assert loop.conversation.history.summary == summary_text(4)
 
 
 async def test_a_success_resets_the_failure_count(scripted_llm_factory, make_loop):
@@ -73,7 +73,7 @@ async def test_a_success_resets_the_failure_count(scripted_llm_factory, make_loo
     seed(loop, 26)
     for turn in range(3):
         await loop.run_turn(f"turn {turn}")
-    assert loop.compaction.failures == 0 and loop.history.summary == summary_text(3)
+    assert loop.compaction().state.failures == 0 and loop.conversation.history.summary == summary_text(3)
 
 
 async def test_no_compaction_when_the_fixed_part_alone_is_over_the_threshold(
@@ -84,7 +84,7 @@ async def test_no_compaction_when_the_fixed_part_alone_is_over_the_threshold(
     llm = scripted_llm_factory([Brain()] * 10, context_window=9000)
     loop, events = await make_loop(llm, models={"scripted": ModelSpec(9000, 1000)})
     seed(loop, 26)
-    assert loop.compaction.fixed_tokens() > loop.compaction.token_threshold
+    assert loop.compaction().measure(with_history=False).tokens > loop.turn_context().compact_threshold
 
     for turn in range(3):
         assert (await loop.run_turn(f"turn {turn}")).reason is TurnEndReason.DONE
@@ -92,7 +92,7 @@ async def test_no_compaction_when_the_fixed_part_alone_is_over_the_threshold(
     assert not summary_requests(llm)
     warnings = [n for n in events.of(Notice) if "fixed part" in n.text]
     assert len(warnings) == 1  # said once, not on every call
-    assert "AGENTS.md" in warnings[0].text and f"{loop.compaction.token_threshold:,}" in warnings[0].text
+    assert "AGENTS.md" in warnings[0].text and f"{loop.turn_context().compact_threshold:,}" in warnings[0].text
     assert not llm.over_budget
 
 
@@ -114,7 +114,7 @@ async def test_a_context_length_error_triggers_one_compaction_and_one_retry(scri
         ("summary", "completed"),
         ("chat", "streamed"),
     ]
-    assert loop.history.summary == summary_text(1)
+    assert loop.conversation.history.summary == summary_text(1)
     assert not events.of(ErrorOccurred)
     assert session_events(loop, "context_length_exceeded")
 
@@ -147,5 +147,5 @@ async def test_when_compaction_cannot_help_a_tighter_snip_with_calibration_retri
     first, retry = chat_requests(llm)
     assert first.outcome == "context_length_exceeded" and retry.outcome == "streamed"
     assert len(retry.messages) < len(first.messages)  # snipped tighter
-    assert loop.calibration_factor >= 1.4
+    assert loop.turn_context().calibration_factor >= 1.4
     assert any("calibration" in n.text for n in events.of(Notice))

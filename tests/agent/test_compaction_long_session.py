@@ -38,7 +38,7 @@ async def test_300_turns_stay_inside_an_8k_window(scripted_llm_factory, make_loo
     limit = WINDOW - MAX_OUTPUT - MARGIN
     assert not llm.over_budget
     for request in llm.requests:
-        tokens = loop.counter.count_request(request.messages, request.tools or None)
+        tokens = loop.turn_context().counter.count_request(request.messages, request.tools or None)
         assert tokens <= limit, (request.index, tokens, is_summary_request(request.body))
     assert len(summary_requests(llm)) >= 10  # it really compacted, again and again
-    assert loop.history.summary
+    assert loop.conversation.history.summary

@@ -10,20 +10,22 @@ from agent_helpers import session_events
 from catbuddy.agent.approval import HEADLESS_REFUSAL
 from catbuddy.agent.events import (
     ApprovalChoice,
-    ApprovalDecision,
     ApprovalRequested,
+    ApprovalResolved,
     ToolCallFinished,
     TurnEndReason,
 )
 from catbuddy.testing.script import Reply
 
 
-def answering(choice: ApprovalChoice, note: str = "", asked: list | None = None):
+def answering(loop, choice: ApprovalChoice, note: str = "", asked: list | None = None):
+    """A front end that answers every approval request with ``choice`` as soon as it is announced."""
+
     def listener(event: object) -> None:
         if isinstance(event, ApprovalRequested):
             if asked is not None:
                 asked.append(event)
-            event.answer(ApprovalDecision(choice, note))
+            assert loop.answer_approval(event.call_id, choice, note)
 
     return listener
 
@@ -32,7 +34,7 @@ async def test_allow_once_runs_the_command_after_asking(workspace, scripted_llm,
     scripted_llm.push(Reply.tool_call("exec", {"command": "touch made.txt"}), Reply.text("done"))
     loop, events = await make_loop(scripted_llm, approval="ask")
     asked: list[ApprovalRequested] = []
-    events.on = answering(ApprovalChoice.ALLOW_ONCE, asked=asked)
+    events.on = answering(loop, ApprovalChoice.ALLOW_ONCE, asked=asked)
 
     outcome = await loop.run_turn("make a file")
 
@@ -51,7 +53,7 @@ async def test_allow_once_asks_again_for_the_next_matching_call(workspace, scrip
     )
     loop, events = await make_loop(scripted_llm, approval="ask")
     asked: list[ApprovalRequested] = []
-    events.on = answering(ApprovalChoice.ALLOW_ONCE, asked=asked)
+    events.on = answering(loop, ApprovalChoice.ALLOW_ONCE, asked=asked)
 
     await loop.run_turn("echo twice")
 
@@ -68,7 +70,7 @@ async def test_allow_for_the_session_does_not_ask_again_for_a_matching_call(
     )
     loop, events = await make_loop(scripted_llm, approval="ask")
     asked: list[ApprovalRequested] = []
-    events.on = answering(ApprovalChoice.ALLOW_SESSION, asked=asked)
+    events.on = answering(loop, ApprovalChoice.ALLOW_SESSION, asked=asked)
 
     await loop.run_turn("echo twice")
 
@@ -81,7 +83,7 @@ async def test_allow_for_the_session_does_not_ask_again_for_a_matching_call(
 async def test_deny_refuses_the_call_and_tells_the_model(workspace, scripted_llm, make_loop):
     scripted_llm.push(Reply.tool_call("exec", {"command": "touch nope.txt"}), Reply.text("ok"))
     loop, events = await make_loop(scripted_llm, approval="ask")
-    events.on = answering(ApprovalChoice.DENY)
+    events.on = answering(loop, ApprovalChoice.DENY)
 
     outcome = await loop.run_turn("make a file")
 
@@ -100,7 +102,7 @@ async def test_deny_with_a_note_passes_the_note_to_the_model(workspace, scripted
     )
     loop, events = await make_loop(scripted_llm, approval="ask")
     asked: list[ApprovalRequested] = []
-    events.on = answering(ApprovalChoice.DENY_WITH_NOTE, "use 3, not 2", asked=asked)
+    events.on = answering(loop, ApprovalChoice.DENY_WITH_NOTE, "use 3, not 2", asked=asked)
 
     await loop.run_turn("change x")
 
@@ -124,7 +126,10 @@ async def test_headless_ask_mode_refuses_exec_and_writes_without_blocking(
     outcome = await asyncio.wait_for(loop.run_turn("make x.txt"), 15)
 
     assert outcome.reason is TurnEndReason.DONE
-    assert not events.of(ApprovalRequested)
+    [request] = events.of(ApprovalRequested)
+    assert not request.answerable  # announced for stream-json readers, never waited on
+    [resolved] = events.of(ApprovalResolved)
+    assert (resolved.call_id, resolved.decision) == (request.call_id, "refused_headless")
     assert not (workspace.work_root / "x.txt").exists()
     expected = HEADLESS_REFUSAL.format(tool=tool, mode="ask")
     assert scripted_llm.requests[1].messages[-1]["content"] == expected
@@ -157,3 +162,21 @@ async def test_writing_a_session_file_is_refused_in_yolo_mode(workspace, scripte
     result = events.of(ToolCallFinished)[0]
     assert result.is_error and "session files" in result.result
     assert loop.session.path.read_bytes().startswith(before)
+
+
+async def test_an_answer_for_a_call_nobody_waits_on_is_refused(scripted_llm, make_loop):
+    loop, _ = await make_loop(scripted_llm, approval="ask")
+
+    assert loop.answer_approval("call_nobody_asked_about", ApprovalChoice.ALLOW_ONCE) is False
+
+
+async def test_every_answer_is_announced_as_resolved(workspace, scripted_llm, make_loop):
+    scripted_llm.push(Reply.tool_call("exec", {"command": "echo hi"}), Reply.text("done"))
+    loop, events = await make_loop(scripted_llm, approval="ask")
+    events.on = answering(loop, ApprovalChoice.DENY_WITH_NOTE, "not now")
+
+    await loop.run_turn("say hi")
+
+    [request] = events.of(ApprovalRequested)
+    [resolved] = events.of(ApprovalResolved)
+    assert (resolved.call_id, resolved.decision, resolved.note) == (request.call_id, "deny_with_note", "not now")

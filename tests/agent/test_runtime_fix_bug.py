@@ -11,7 +11,6 @@ from agent_helpers import assert_valid_request, session_messages
 
 from catbuddy.agent.events import (
     ApprovalChoice,
-    ApprovalDecision,
     ApprovalRequested,
     ToolCallFinished,
     TurnEnded,
@@ -95,7 +94,7 @@ async def test_each_request_is_the_system_prompt_plus_every_persisted_message_by
         assert sent[1:] == persisted[: len(sent) - 1]
         # …and exactly what governance produces from it (nothing to change in so short a session).
         governed = govern_context(
-            persisted[: len(sent) - 1], FixedPart(system["content"], tools), loop.budget, loop.counter
+            persisted[: len(sent) - 1], FixedPart(system["content"], tools), loop.turn_context().budget, loop.turn_context().counter
         )
         assert governed.messages == sent
         assert request.tools == tools
@@ -120,7 +119,7 @@ async def test_auto_edit_mode_edits_without_asking_and_asks_before_running_the_t
     def answer(event: object) -> None:
         if isinstance(event, ApprovalRequested):
             asked.append(event)
-            event.answer(ApprovalDecision(ApprovalChoice.ALLOW_ONCE))
+            loop.answer_approval(event.call_id, ApprovalChoice.ALLOW_ONCE)
 
     events.on = answer
     outcome = await loop.run_turn("Fix the bug.")

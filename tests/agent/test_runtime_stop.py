@@ -22,7 +22,7 @@ from catbuddy.agent.events import (
     TurnEnded,
     TurnEndReason,
 )
-from catbuddy.agent.runner import CANCELLED_RESULT
+from catbuddy.agent.tool_calls import CANCELLED_RESULT
 from catbuddy.testing.script import Reply
 
 SLOW_TEXT = "This reply streams very slowly, a few characters at a time, " * 4

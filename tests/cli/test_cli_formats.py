@@ -46,7 +46,8 @@ def test_stream_json_prints_one_parseable_event_per_line(invoke, scripted_llm, p
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["kind"] for e in events]
-    assert kinds[0] == "state" and kinds[1] == "turn_start"
+    assert kinds[:3] == ["session", "state", "turn_start"]
+    assert events[0]["session_id"] and events[0]["resumed"] is False
     assert kinds.index("tool_call_start") < kinds.index("tool_call_finish") < kinds.index("text_delta")
     assert events[-2]["kind"] == "turn_end" and events[-2]["reason"] == "done"
     assert events[-2]["text"] == "Done reading."

@@ -1,4 +1,4 @@
-"""COMPACT without a server: what is folded, and the summarizer requests (DESIGN §5)."""
+"""COMPACT without a server: what is folded, and the summarizer requests (docs/architecture.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Context governance, rule by rule (DESIGN §4)."""
+"""Context governance, rule by rule (docs/architecture.md §4)."""
 
 from __future__ import annotations
 

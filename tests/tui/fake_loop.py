@@ -76,9 +76,24 @@ class FakeLoop:
         self.resumed: list[str] = []
         self.closed = False
         self.turn = 0
+        self.warmed = False
+        self.answers: list[tuple[str, ev.ApprovalChoice, str, str]] = []
 
     async def start(self) -> None:
         return None
+
+    async def warm_up(self) -> None:
+        self.warmed = True
+
+    def answer_approval(self, call_id: str, choice: Any, note: str = "", pattern: str = "") -> bool:
+        self.answers.append((call_id, ev.ApprovalChoice(choice), note, pattern))
+        return True
+
+    def context_status(self) -> ev.ContextStatus:
+        report = self.report
+        return ev.ContextStatus(
+            used=report.used, budget=report.budget, compact_at=report.compact_threshold_tokens, model=self.model
+        )
 
     def add_listener(self, callback: Any) -> None:
         self.listeners.append(callback)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from helpers import type_text, wait_for
 
@@ -15,7 +13,7 @@ SIZE = (100, 32)
 DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-print('old')\n+print('new')\n"
 
 
-def request(future: asyncio.Future, name: str = "exec") -> ev.ApprovalRequested:
+def request(name: str = "exec") -> ev.ApprovalRequested:
     return ev.ApprovalRequested(
         call_id="c1",
         name=name,
@@ -23,16 +21,22 @@ def request(future: asyncio.Future, name: str = "exec") -> ev.ApprovalRequested:
         summary="git push origin main" if name == "exec" else "app.py",
         preview="git push origin main" if name == "exec" else DIFF,
         suggested_pattern="git" if name == "exec" else "",
-        _future=future,
     )
 
 
-async def open_dialog(app, holder, pilot, name: str = "exec") -> asyncio.Future:
+async def open_dialog(app, holder, pilot, name: str = "exec") -> list:
+    """Announce an approval request as the loop would; returns the list the loop's answers land in."""
     await wait_for(pilot, lambda: app.loop)
-    future: asyncio.Future = asyncio.get_running_loop().create_future()
-    holder["loop"].emit(request(future, name))
+    holder["loop"].emit(request(name))
     await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
-    return future
+    return holder["loop"].answers
+
+
+async def answer_of(pilot, answers: list) -> ev.ApprovalDecision:
+    await wait_for(pilot, lambda: answers, what="an answer")
+    call_id, choice, note, pattern = answers[0]
+    assert call_id == "c1"
+    return ev.ApprovalDecision(choice, note, pattern)
 
 
 @pytest.mark.parametrize(
@@ -47,9 +51,9 @@ async def open_dialog(app, holder, pilot, name: str = "exec") -> asyncio.Future:
 async def test_each_choice_answers_the_loop(fake_app, keys, choice, pattern) -> None:
     app, holder = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        future = await open_dialog(app, holder, pilot)
+        answers = await open_dialog(app, holder, pilot)
         await pilot.press(*keys)
-        decision = await asyncio.wait_for(future, 2)
+        decision = await answer_of(pilot, answers)
         assert decision.choice is choice and decision.pattern == pattern
         assert not isinstance(app.screen, ApprovalScreen)
 
@@ -57,11 +61,11 @@ async def test_each_choice_answers_the_loop(fake_app, keys, choice, pattern) -> 
 async def test_deny_with_a_note_sends_the_note(fake_app) -> None:
     app, holder = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        future = await open_dialog(app, holder, pilot, name="edit_file")
+        answers = await open_dialog(app, holder, pilot, name="edit_file")
         await pilot.press("4")
         await type_text(pilot, "use a branch")
         await pilot.press("enter")
-        decision = await asyncio.wait_for(future, 2)
+        decision = await answer_of(pilot, answers)
         assert decision.choice is ev.ApprovalChoice.DENY_WITH_NOTE
         assert decision.note == "use a branch"
 
@@ -71,12 +75,12 @@ async def test_keys_in_the_first_half_second_are_not_answers(fake_app) -> None:
     # opening the dialog and pressing three keys can itself take longer than half a second.
     app, holder = fake_app(approval_arm_delay=2.0)
     async with app.run_test(size=SIZE) as pilot:
-        future = await open_dialog(app, holder, pilot)
+        answers = await open_dialog(app, holder, pilot)
         await pilot.press("1", "enter", "y")
-        assert not future.done()
+        assert not answers
         await pilot.pause(2.05)
         await pilot.press("3")
-        decision = await asyncio.wait_for(future, 2)
+        decision = await answer_of(pilot, answers)
         assert decision.choice is ev.ApprovalChoice.DENY
 
 
@@ -85,9 +89,9 @@ async def test_tool_block_waits_for_approval_and_dialog_closes_when_the_turn_sto
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.loop)
         holder["loop"].begin_turn("push it")
-        future = await open_dialog(app, holder, pilot)
+        answers = await open_dialog(app, holder, pilot)
         block = app.transcript.query_one(ToolBlock)
         assert block.status == "waiting"
         await holder["loop"].stop()
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="dialog closed")
-        assert future.done() and not future.result().allowed
+        assert not (await answer_of(pilot, answers)).allowed

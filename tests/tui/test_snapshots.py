@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from fake_loop import FakeLoop, FakeSession
@@ -94,7 +93,6 @@ def test_approval_dialog_with_a_diff(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: app.loop)
         holder["loop"].begin_turn("say hello to the world")
-        future = asyncio.get_running_loop().create_future()
         holder["loop"].emit(
             ev.ApprovalRequested(
                 call_id="c9",
@@ -102,7 +100,6 @@ def test_approval_dialog_with_a_diff(snap_compare) -> None:
                 arguments={"path": "src/app.py"},
                 summary="src/app.py",
                 preview=DIFF,
-                _future=future,
             )
         )
         await wait_for(pilot, lambda: app.screen.id == "approval")

@@ -1,0 +1,74 @@
+"""The open conversation: a locked session file, its working history and its full transcript.
+
+One object owns the invariant "what is on disk is what was sent" (docs/architecture.md §6): a message
+is appended to the JSONL first and only then to the working history and the transcript. The agent
+loop swaps the whole conversation on /new and /resume; the runner and the compaction manager are
+handed the current one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
+from catbuddy.session.store import Session, SessionStore
+
+
+@dataclass
+class Conversation:
+    session: Session
+    history: WorkingHistory = field(default_factory=WorkingHistory)
+    transcript: list[dict[str, Any]] = field(default_factory=list)  # every message, folded ones too
+    problems: list[str] = field(default_factory=list)  # found while loading, for the front end
+    resumed: bool = False
+
+    @classmethod
+    def create(cls, store: SessionStore, work_root: Any, model: str) -> Conversation:
+        return cls(store.create(work_root, model))
+
+    @classmethod
+    def open(cls, store: SessionStore, session_id: str) -> Conversation:
+        session = store.open(session_id)
+        try:
+            loaded = session.load()
+            history = rebuild_history(loaded.records)
+        except BaseException:
+            session.close()
+            raise
+        return cls(
+            session,
+            history,
+            [record.message for record in loaded.messages],
+            list(loaded.problems) + list(history.problems),
+            resumed=True,
+        )
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def closed(self) -> bool:
+        return self.session.closed
+
+    def append(self, message: dict[str, Any]) -> str:
+        """Persist first, then add to the working history: what is on disk is what was sent."""
+        message_id = self.session.append_message(message)
+        self.history.entries.append(HistoryEntry(message_id, message))
+        self.transcript.append(message)
+        return message_id
+
+    def record(self, kind: str, **data: Any) -> None:
+        """An event record (stop, error, governance, approval, usage, …); nothing once closed."""
+        if not self.session.closed:
+            self.session.append_event(kind, **data)
+
+    def fold(self, summary: str, keep: list[HistoryEntry], summary_id: str) -> None:
+        """After a compaction was recorded: the summary replaces everything before ``keep``."""
+        self.history.summary = summary
+        self.history.summary_id = summary_id
+        self.history.entries = keep
+
+    def close(self) -> None:
+        self.session.close()

@@ -1,0 +1,64 @@
+"""Events are plain data: every type serialises to JSON and back to an equal event."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from catbuddy.agent import events as ev
+
+SAMPLES: list[ev.Event] = [
+    ev.SessionOpened("20261202-101010-abcdef", True, "gpt-4o", "/home/u/.catbuddy/projects/p/sessions/x.jsonl"),
+    ev.TurnStarted(3, "fix the tests"),
+    ev.StateChanged(ev.LoopState.IDLE, ev.LoopState.RUN),
+    ev.TextDelta("Hel"),
+    ev.AssistantMessage(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{}"}}],
+        }
+    ),
+    ev.ToolCallStarted("c1", "exec", '{"command": "pytest"}', "pytest"),
+    ev.ToolCallFinished("c1", "exec", "2 passed", False, 0.25, None),
+    ev.ApprovalRequested(
+        "c1", "exec", {"command": "pytest"}, "pytest", "pytest", "pytest", "runs `pytest`", answerable=False
+    ),
+    ev.ApprovalResolved("c1", "exec", "deny_with_note", "not now"),
+    ev.UsageReported(1200, 40, 1180, 1.02, cached_tokens=1024),
+    ev.ContextStatus(used=8391, budget=110_592, compact_at=88_473, model="gpt-4o"),
+    ev.GovernanceReported({"microcompacted": 2, "tokens_before": 9000}, "2 old tool results compacted"),
+    ev.Notice("Saved.", "success"),
+    ev.Retrying(1, 0.5, "rate limited (429)"),
+    ev.CompactionFinished(True, 30, 9000, 2100, 640, "Compacted 30 messages"),
+    ev.ErrorOccurred("Cannot connect", "Check the base URL"),
+    ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
+]
+
+
+def test_there_is_a_sample_of_every_event_type() -> None:
+    assert {type(event) for event in SAMPLES} == set(ev.EVENT_TYPES.values())
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda event: event.kind)
+def test_every_event_round_trips_through_json(event: ev.Event) -> None:
+    line = json.dumps(event.to_json())
+    again = ev.event_from_json(json.loads(line))
+    assert again == event
+    assert json.loads(line)["kind"] == event.kind
+
+
+def test_enums_are_written_as_their_values() -> None:
+    data = ev.StateChanged(ev.LoopState.RUN, ev.LoopState.COMPACT).to_json()
+    assert (data["old"], data["new"]) == ("running", "compacting")
+
+
+def test_an_unknown_kind_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown event kind 'telepathy'"):
+        ev.event_from_json({"kind": "telepathy"})
+
+
+def test_missing_fields_are_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="a notice event needs other fields"):
+        ev.event_from_json({"kind": "notice"})
