@@ -159,7 +159,9 @@ class CompactionManager:
             f"Compacted {len(plan.fold)} messages into a {result.summary_tokens:,}-token summary "
             f"({tokens_before:,} → {tokens_after:,} tokens{parts_note})."
         )
-        event = CompactionFinished(True, len(plan.fold), tokens_before, tokens_after, result.summary_tokens, text)
+        event = CompactionFinished(
+            True, len(plan.fold), tokens_before, tokens_after, result.summary_tokens, text, result.summary, record_id
+        )
         ctx.bus.emit(event)
         return event
 

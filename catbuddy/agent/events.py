@@ -192,6 +192,9 @@ class Retrying(Event):
 
 @dataclass
 class CompactionFinished(Event):
+    """A compaction ended. When ``ok``, ``summary`` is the new pinned summary and ``record_id`` the id of
+    its ``compaction`` record, so listeners (memory, a remote front end) need not read the session file."""
+
     kind: ClassVar[str] = "compaction"
     ok: bool
     folded_messages: int
@@ -199,6 +202,8 @@ class CompactionFinished(Event):
     tokens_after: int
     summary_tokens: int
     message: str = ""
+    summary: str = ""
+    record_id: str = ""
 
 
 @dataclass

@@ -31,7 +31,7 @@ SAMPLES: list[ev.Event] = [
     ev.GovernanceReported({"microcompacted": 2, "tokens_before": 9000}, "2 old tool results compacted"),
     ev.Notice("Saved.", "success"),
     ev.Retrying(1, 0.5, "rate limited (429)"),
-    ev.CompactionFinished(True, 30, 9000, 2100, 640, "Compacted 30 messages"),
+    ev.CompactionFinished(True, 30, 9000, 2100, 640, "Compacted 30 messages", "## Goal\n…", "c000002"),
     ev.ErrorOccurred("Cannot connect", "Check the base URL"),
     ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
 ]
