@@ -33,6 +33,10 @@ MAX_COMPACT_FAILURES = 3
 
 EXEC_TIMEOUT = 60
 EXEC_MAX_TIMEOUT = 600
+# Bounds on what one model reply may ask for (a misbehaving model must not freeze or bloat the session).
+MAX_CALLS_PER_REPLY = 64
+MAX_ARGUMENT_BYTES = 256 * 1024
+MAX_RESULT_CHARS = 100_000
 MAX_ITERATIONS = 50
 MCP_STARTUP_TIMEOUT = 10.0
 MCP_CALL_TIMEOUT = 60.0
@@ -93,6 +97,9 @@ class ToolSettings:
     web_search_api_key_env: str = ""
     deny_patterns: tuple[str, ...] = ()
     allow_commands: tuple[str, ...] = ()
+    max_calls_per_reply: int = MAX_CALLS_PER_REPLY
+    max_argument_bytes: int = MAX_ARGUMENT_BYTES
+    max_result_chars: int = MAX_RESULT_CHARS
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,9 @@ TOOLS_KEYS: dict[str, Validator] = {
     "web_search_api_key_env": _str,
     "deny_patterns": _str_list,
     "allow_commands": _str_list,
+    "max_calls_per_reply": _int(1),
+    "max_argument_bytes": _int(1024),
+    "max_result_chars": _int(1000),
 }
 MODEL_KEYS: dict[str, Validator] = {
     "context_window": _int(256),

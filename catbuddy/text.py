@@ -38,7 +38,8 @@ def fit_middle(text: str, limit: int, *, why: str = "", already_cut: int = 0) ->
     """``truncate_middle`` sized so the result, marker included, stays within ``limit`` characters."""
     if len(text) <= limit and not already_cut:
         return text
-    return truncate_middle(text, min(len(text), limit - MARKER_ROOM), why=why, already_cut=already_cut)
+    room = MARKER_ROOM + len(why)
+    return truncate_middle(text, min(len(text), limit - room), why=why, already_cut=already_cut)
 
 
 def truncate_head(text: str, limit: int, note: str = "") -> str:

@@ -22,6 +22,7 @@ from catbuddy.agent.events import (
     TurnEndReason,
     UsageReported,
 )
+from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.context.governor import ContextOverflowError, GovernedContext
@@ -80,23 +81,13 @@ class TurnRunner:
         last_text = ""
         max_iterations = ctx.settings.max_iterations
         for iteration in range(1, max_iterations + 1):
-            parts = RequestParts.build(ctx)  # prompt and schemas: once per model call
-            await self.compaction.maybe_compact(parts)
-            try:
-                governed = self.govern(parts)
-            except ContextOverflowError as exc:
-                self._error(str(exc), OVERFLOW_HINT)
-                return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
-            message = await self.call_model(governed, parts)
-            if message is None:
-                return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
-            last_text = message.get("content") or last_text
-            calls = message.get("tool_calls") or []
-            if not calls:
-                return TurnOutcome(TurnEndReason.DONE, last_text, iteration)
-            self._tool_calls = ToolCallBatch(ctx, calls)
-            await self._tool_calls.run()
-            self._tool_calls = None
+            # One durable step per model call: its records (governance, reply, usage, tool results)
+            # are written as they happen and fsync'd together.
+            with ctx.conversation.group():
+                outcome = await self._iteration(iteration, last_text)
+            if isinstance(outcome, TurnOutcome):
+                return outcome
+            last_text = outcome
         notice = (
             f"Stopped after {max_iterations} model calls in one turn (max_iterations). "
             "Send a message to let catbuddy continue."
@@ -104,6 +95,28 @@ class TurnRunner:
         ctx.bus.emit(Notice(notice, "warning"))
         ctx.conversation.record("iteration_cap", limit=max_iterations)
         return TurnOutcome(TurnEndReason.ITERATION_CAP, last_text, max_iterations)
+
+    async def _iteration(self, iteration: int, last_text: str) -> TurnOutcome | str:
+        """One model call and its tool calls: the turn's outcome if it ends here, else the reply text."""
+        ctx = self.ctx
+        parts = RequestParts.build(ctx)  # prompt and schemas: once per model call
+        await self.compaction.maybe_compact(parts)
+        try:
+            governed = self.govern(parts)
+        except ContextOverflowError as exc:
+            self._error(str(exc), OVERFLOW_HINT)
+            return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
+        reply = await self.call_model(governed, parts)
+        if reply is None:
+            return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
+        last_text = reply.message.get("content") or last_text
+        calls = reply.message.get("tool_calls") or []
+        if not calls:
+            return TurnOutcome(TurnEndReason.DONE, last_text, iteration)
+        self._tool_calls = ToolCallBatch(ctx, calls, reply)
+        await self._tool_calls.run()
+        self._tool_calls = None
+        return last_text
 
     def govern(self, parts: RequestParts) -> GovernedContext:
         ctx = self.ctx
@@ -121,7 +134,7 @@ class TurnRunner:
 
     # --- the model call -------------------------------------------------------------------------
 
-    async def call_model(self, governed: GovernedContext, parts: RequestParts) -> dict[str, Any] | None:
+    async def call_model(self, governed: GovernedContext, parts: RequestParts) -> BoundedReply | None:
         """Stream one reply. On a context-length error: compact (or count stricter) and retry once."""
         ctx = self.ctx
         retried = False
@@ -157,7 +170,7 @@ class TurnRunner:
                 self._error(exc.message, exc.hint)
                 return None
 
-    async def _stream(self, governed: GovernedContext, parts: RequestParts) -> dict[str, Any]:
+    async def _stream(self, governed: GovernedContext, parts: RequestParts) -> BoundedReply:
         ctx = self.ctx
         provider = await ctx.provider.get()
         state = self._call_state = _CallState()
@@ -179,10 +192,11 @@ class TurnRunner:
             raise ProviderError("the stream ended without a final response", "Try again; check the endpoint.")
         message = dict(response.message)
         message.setdefault("content", None)
-        ctx.conversation.append(message)
-        ctx.bus.emit(AssistantMessage(message))
+        reply = bound_reply(message, ctx.settings.tools)
+        ctx.conversation.append(reply.message)
+        ctx.bus.emit(AssistantMessage(reply.message))
         self._observe_usage(response, governed)
-        return message
+        return reply
 
     def _observe_usage(self, response: LLMResponse, governed: GovernedContext) -> None:
         usage = response.usage

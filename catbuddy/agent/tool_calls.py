@@ -17,11 +17,14 @@ from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalRequested,
     ApprovalResolved,
+    Notice,
     ToolCallFinished,
     ToolCallStarted,
 )
+from catbuddy.agent.reply_bounds import BoundedReply
 from catbuddy.agent.turn_context import TurnContext
 from catbuddy.redact import redact_text
+from catbuddy.text import fit_middle
 from catbuddy.tools.base import Tool, ToolResult
 from catbuddy.tools.registry import run_tool
 
@@ -34,14 +37,31 @@ Call = dict[str, Any]
 class ToolCallBatch:
     """Runs the calls of one reply; after a stop, ``cancel_unanswered`` answers what is left."""
 
-    def __init__(self, ctx: TurnContext, calls: list[Call]) -> None:
+    def __init__(self, ctx: TurnContext, calls: list[Call], bounded: BoundedReply | None = None) -> None:
         self.ctx = ctx
         self.calls = calls
+        self._refusals = bounded.refusals if bounded else {}  # answered without running (over a bound)
+        self._over_count = bounded.over_count if bounded else 0
         self._answered: set[str] = set()
 
     async def run(self) -> None:
+        if self._over_count:
+            limit = self.ctx.settings.tools.max_calls_per_reply
+            self.ctx.bus.emit(
+                Notice(
+                    f"The model asked for {len(self.calls):,} tool calls in one reply; the first {limit} "
+                    f"run, the other {self._over_count:,} were answered 'not run' (tools.max_calls_per_reply).",
+                    "warning",
+                )
+            )
         batch: list[tuple[Call, dict[str, Any]]] = []
-        for call in self.calls:
+        for index, call in enumerate(self.calls):
+            if call["id"] in self._refusals:
+                await self._flush(batch)  # results stay in call order
+                batch = []
+                result = ToolResult(self._refusals[call["id"]], is_error=True)
+                self._finish(call, result, 0.0, announce=index < self.ctx.settings.tools.max_calls_per_reply)
+                continue
             args, error = parse_arguments(call)
             tool = self.ctx.registry.get(call["function"]["name"])
             self.ctx.bus.emit(
@@ -146,17 +166,22 @@ class ToolCallBatch:
         result = await run_tool(tool, args, self.ctx.tools)
         return result, time.monotonic() - started
 
-    def _finish(self, call: Call, result: ToolResult, duration: float) -> None:
+    def _finish(self, call: Call, result: ToolResult, duration: float, *, announce: bool = True) -> None:
         if call["id"] in self._answered:
             return
         self._answered.add(call["id"])
         # The keys catbuddy holds never reach the model, the session file or the screen.
-        content = redact_text(result.content, self.ctx.secrets, patterns=False)
+        content = fit_middle(
+            redact_text(result.content, self.ctx.secrets, patterns=False),
+            self.ctx.settings.tools.max_result_chars,
+            why=" (tools.max_result_chars)",
+        )
         display = redact_text(result.display, self.ctx.secrets, patterns=False) if result.display else None
         self.ctx.conversation.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-        self.ctx.bus.emit(
-            ToolCallFinished(call["id"], call["function"]["name"], content, result.is_error, duration, display)
-        )
+        if announce:
+            self.ctx.bus.emit(
+                ToolCallFinished(call["id"], call["function"]["name"], content, result.is_error, duration, display)
+            )
 
 
 def parse_arguments(call: Call) -> tuple[dict[str, Any], str | None]:

@@ -8,6 +8,7 @@ handed the current one.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,10 @@ class Conversation:
         self.history.entries.append(HistoryEntry(message_id, message))
         self.transcript.append(message)
         return message_id
+
+    def group(self) -> AbstractContextManager[None]:
+        """One durable step: the records written inside are fsync'd together when it ends."""
+        return self.session.group()
 
     def record(self, kind: str, **data: Any) -> None:
         """An event record (stop, error, governance, approval, usage, …); nothing once closed."""

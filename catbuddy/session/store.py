@@ -13,12 +13,13 @@ processes each lock a different inode of the "same" lock file.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import fcntl
 import json
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -125,6 +126,8 @@ class Session:
         self._write_failed = False
         self._unread_load = loaded  # what `open` read; `load` hands it out once instead of re-reading
         self._secrets = secrets  # literal keys to scrub from event records
+        self._grouping = 0  # inside group(): records are flushed but fsync'd once, when the group ends
+        self._unsynced = False
 
     @property
     def closed(self) -> bool:
@@ -162,6 +165,19 @@ class Session:
             raise ValueError("an event needs a non-empty kind")
         _check_reserved("event", data, EVENT_ENVELOPE)
         self._write(EventRecord(ts=now_ts(), kind=kind, data=redact(data, self._secrets)).to_json())
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        """Records written inside are one durable step: each is flushed as it is written, and the file
+        is fsync'd once when the group ends (also when it ends with an exception)."""
+        self._grouping += 1
+        try:
+            yield
+        finally:
+            self._grouping -= 1
+            if not self._grouping and self._unsynced and self._file is not None:
+                self._unsynced = False
+                os.fsync(self._file.fileno())
 
     def load(self) -> LoadResult:
         """Everything in the file now. Right after ``open`` (nothing appended yet; the lock keeps other
@@ -202,7 +218,10 @@ class Session:
         try:
             self._file.write(line)
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if self._grouping:
+                self._unsynced = True
+            else:
+                os.fsync(self._file.fileno())
         except OSError:
             self._write_failed = True
             raise
