@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -28,6 +29,7 @@ from catbuddy.agent.events import (
     UsageReported,
 )
 from catbuddy.config import Settings
+from catbuddy.stop_signals import cancel_current_task, stop_on_signals
 from catbuddy.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -154,12 +156,22 @@ async def run_headless(
     printer = HeadlessPrinter(fmt, out, err)
     loop = AgentLoop(workspace, settings, channel="headless", resume=resume, continue_latest=continue_latest)
     loop.add_listener(printer)
-    try:
-        await loop.start()
-        printer.summary.session_id = loop.session_id
-        await loop.run_turn(prompt)
-    finally:
-        await loop.aclose()
+    # SIGTERM/SIGHUP stop the run as Ctrl+C does: the turn is cancelled (stop record, children killed).
+    with stop_on_signals(cancel_current_task()) as caught:
+        try:
+            await loop.start()
+            printer.summary.session_id = loop.session_id
+            await loop.run_turn(prompt)
+        except asyncio.CancelledError:
+            if caught.signum is None:
+                raise
+            _uncancel()
+        finally:
+            await loop.aclose()
+    if caught.signum is not None:
+        name = signal.Signals(caught.signum).name
+        err.write(f"catbuddy: stopped by {name}; session {loop.session_id} is saved.\n")
+        return caught.exit_code
     summary = printer.summary
     if fmt == "json":
         out.write(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
@@ -168,6 +180,12 @@ async def run_headless(
             f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
         )
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def run_headless_sync(*args: Any, **kwargs: Any) -> int:
