@@ -13,8 +13,9 @@ def unique_sleep(seconds: int = 30) -> str:
     return f"sleep {seconds}.{secrets.randbelow(10**6):06d}"
 
 
-def marked_processes(marker: str) -> list[int]:
-    """Live processes (zombies excluded) whose command line contains ``marker``."""
+def marked_processes(marker: str, *, exact: bool = False) -> list[int]:
+    """Live processes (zombies excluded) whose command line contains ``marker`` (``exact``: starts with
+    it, so only the `sleep` itself counts, not a shell or sandbox whose arguments mention it)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
@@ -27,7 +28,8 @@ def marked_processes(marker: str) -> list[int]:
         except OSError:
             continue
         state = stat[stat.rfind(b")") + 2 :].split()[:1]
-        if marker in cmdline and state != [b"Z"] and "pytest" not in cmdline:
+        matches = cmdline.startswith(marker) if exact else marker in cmdline
+        if matches and state != [b"Z"] and "pytest" not in cmdline:
             found.append(int(name))
     return found
 
@@ -43,9 +45,10 @@ def wait_until_gone(marker: str, timeout: float = 5.0) -> list[int]:
 
 
 def wait_until_running(marker: str, count: int = 1, timeout: float = 10.0) -> list[int]:
+    """The processes running exactly ``marker`` once ``count`` of them are (or at ``timeout``)."""
     deadline = time.monotonic() + timeout
     while True:
-        found = marked_processes(marker)
+        found = marked_processes(marker, exact=True)
         if len(found) >= count or time.monotonic() >= deadline:
             return found
         time.sleep(0.02)

@@ -11,7 +11,7 @@ import asyncio
 import json
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from catbuddy.agent.events import (
@@ -29,6 +29,7 @@ from catbuddy.agent.events import (
     UsageReported,
 )
 from catbuddy.config import Settings
+from catbuddy.redact import redact_text
 from catbuddy.stop_signals import cancel_current_task, stop_on_signals
 from catbuddy.workspace import Workspace
 
@@ -79,6 +80,8 @@ class HeadlessPrinter:
         self._line_open = False
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ErrorOccurred | Notice | Retrying):
+            event = _scrubbed(event)  # provider errors can quote a base URL with its password
         self._collect(event)
         if self.fmt == "stream-json":
             self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
@@ -180,6 +183,16 @@ async def run_headless(
             f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
         )
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def _scrubbed(event: Event) -> Event:
+    """A copy of a diagnostic event with URL passwords, bearer tokens and key-shaped strings masked."""
+    changes: dict[str, Any] = {
+        name: redact_text(value)
+        for name, value in vars(event).items()
+        if isinstance(value, str) and name != "kind" and not name.startswith("_")
+    }
+    return replace(event, **changes)
 
 
 def _uncancel() -> None:

@@ -77,7 +77,9 @@ def bwrap_argv(status: SandboxStatus, command: str, *, work_root: Path, home: Pa
             path = _expand(extra)
             if path and not any(path == h or Path(path).is_relative_to(h) for h in map(str, homes)):
                 argv += ["--bind-try", path, path]
-    elif status.mode != READ_ONLY:
+    elif status.mode == READ_ONLY:
+        argv += ["--ro-bind", root, root]  # visible even when it lives under the (private) /tmp
+    else:
         raise ValueError(f"unknown sandbox mode {status.mode!r}")
     project_dir = (work_root / PROJECT_CONFIG).parent
     for protected in [*homes, *_existing([project_dir])]:

@@ -15,7 +15,7 @@ MAX_CODE_CHARS = 200_000
 MAX_SHELL_STRINGS = 32
 _STRING = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
 _HOME_EXPRESSIONS = re.compile(
-    r"""expanduser\(\s*(?:f|r)?['"]~['"]\s*\)|Path\.home\(\)|\bhomedir\(\)|Dir\.home|os\.environ\[\s*['"]HOME['"]\s*\]"""
+    r"""expanduser\(\s*(?:f|r)?['"]~/?['"]|Path\.home\(\)|\bhomedir\(\)|Dir\.home|os\.environ\[\s*['"]HOME['"]\s*\]"""
     r"""|getenv\(\s*['"]HOME['"]\s*\)|environ\.get\(\s*['"]HOME['"]|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]"""
     r"""|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
 )

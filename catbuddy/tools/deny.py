@@ -155,8 +155,14 @@ class CommandChecker:
             writes += operands
         if name == "dd":
             writes += [a[3:] for a in operands if a.startswith("of=")]
+        filtered: list[str] = []  # find deletes what matches under its roots, not the roots' ancestors
         if name == "find" and ({"-delete"} | _EXEC) & set(options):
-            deletes += _find_roots(seg)
+            filtered += _find_roots(seg)
+        for path in self._paths(seg, filtered):
+            if self.places.holds_sessions(path):
+                return "changing or deleting catbuddy's session files"
+            if self.places.classify(path) in (CONFIG, HOME) and verdict.protect is None:
+                verdict.protect = f"it deletes catbuddy's own files ({path})"
         for path in self._paths(seg, deletes):
             if self.places.holds_sessions(path):
                 return "changing or deleting catbuddy's session files"
@@ -187,7 +193,7 @@ class CommandChecker:
     def _paths(self, seg: Segment, values: Iterable[str]) -> list[Path]:
         out: list[Path] = []
         for value in values:
-            prefix = re.split(r"[*?\[]", value, maxsplit=1)[0]
+            prefix = re.split(r"[*?\[]", value, maxsplit=1)[0] or ("." if value else "")
             for cwd in sorted(seg.cwds or {str(self.work_root)}):
                 path = self._absolute(prefix, Path(cwd))
                 if path is not None:

@@ -503,6 +503,8 @@ class _Walker:
             if segment.redirects:
                 self.emit_segment(segment)
             return
+        if segment.words[0].dynamic and not reasons:
+            segment.dynamic.append(f"the command name `{segment.words[0].source}` is computed when it runs")
         if not segment.wrappers:
             segment.output = programs.static_output(segment.words, io.stdin if io.stdin_kind == "static" else None)
         self.emit_segment(segment)

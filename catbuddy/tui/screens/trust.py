@@ -68,7 +68,9 @@ class TrustScreen(ModalScreen[bool | None]):
 
     def on_mount(self) -> None:
         self._opened = time.monotonic()
-        self.query_one(OptionList).focus()
+        options = self.query_one(OptionList)
+        options.highlighted = 1  # Enter alone keeps the settings ignored: trusting takes a choice
+        options.focus()
 
     def armed(self) -> bool:
         return time.monotonic() - self._opened >= self.arm_delay
