@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -166,7 +167,7 @@ def main_callback(
     workspace, settings = load(ctx)
     _first_run_init(workspace)
     log_to_file(workspace.home, settings.held_secrets())
-    settings = _ask_trust_in_terminal(ctx, workspace, settings, inline=inline)
+    settings = ask_trust_before_start(workspace, settings, reload=lambda: load(ctx)[1], inline=inline)
     from catbuddy.tui.app import run_tui
 
     session_id = run_tui(workspace, settings, resume=resume, continue_latest=continue_latest, inline=inline)
@@ -174,19 +175,21 @@ def main_callback(
         typer.echo(f"Resume this session with: catbuddy --resume {session_id}")
 
 
-def _ask_trust_in_terminal(ctx: typer.Context, workspace: Workspace, settings: Settings, *, inline: bool) -> Settings:
+def ask_trust_before_start(
+    workspace: Workspace, settings: Settings, *, reload: Callable[[], Settings], inline: bool = False
+) -> Settings:
     """Before the app starts (and before any MCP server from the project config runs): ask whether to
-    trust the project's risky settings, when they are new or changed. A yes reloads them."""
+    trust the project's risky settings, when they are new or changed. A yes records it and reloads."""
     project = settings.project_trust
     if project is None or not project.needs_decision or not sys.stdin.isatty():
         return settings
     from catbuddy.tui.screens.trust import ask_trust
 
     answer = ask_trust(project, inline=inline)
-    if answer is None:  # closed without an answer: ask again next time, ignore them now
+    if answer is None:  # closed without an answer: ignore them now, ask again next time
         return settings
     _record_trust(workspace, project, trusted=answer)
-    return load(ctx)[1] if answer else settings
+    return reload() if answer else settings
 
 
 def _first_run_init(workspace: Workspace) -> None:

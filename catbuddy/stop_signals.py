@@ -27,11 +27,11 @@ class CaughtSignal:
         return 128 + self.signum if self.signum else 0
 
 
-@contextlib.contextmanager
-def stop_on_signals(
+def install_stop_signals(
     on_signal: Callable[[int], None], signals: tuple[int, ...] = STOP_SIGNALS
-) -> Iterator[CaughtSignal]:
-    """While the block runs, the first of ``signals`` calls ``on_signal(signum)``; a second one exits."""
+) -> tuple[CaughtSignal, Callable[[], None]]:
+    """Handle ``signals`` on the running event loop: the first calls ``on_signal(signum)``, a second one
+    exits at once. Returns what was caught (so far) and a function that removes the handlers."""
     loop = asyncio.get_running_loop()
     caught = CaughtSignal()
 
@@ -47,12 +47,25 @@ def stop_on_signals(
             caught._handlers.append(signum)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal
             continue
-    try:
-        yield caught
-    finally:
+
+    def remove() -> None:
         for signum in caught._handlers:
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signum)
+
+    return caught, remove
+
+
+@contextlib.contextmanager
+def stop_on_signals(
+    on_signal: Callable[[int], None], signals: tuple[int, ...] = STOP_SIGNALS
+) -> Iterator[CaughtSignal]:
+    """``install_stop_signals`` for the duration of a block."""
+    caught, remove = install_stop_signals(on_signal, signals)
+    try:
+        yield caught
+    finally:
+        remove()
 
 
 def cancel_current_task() -> Callable[[int], None]:

@@ -12,7 +12,9 @@ from catbuddy.sandbox.status import OFF, READ_ONLY, SANDBOX_MODES, WORKSPACE_WRI
 if TYPE_CHECKING:
     from catbuddy.config import Settings
 
-__all__ = ["OFF", "READ_ONLY", "SANDBOX_MODES", "WORKSPACE_WRITE", "SandboxStatus", "describe", "status"]
+__all__ = [
+    "OFF", "READ_ONLY", "SANDBOX_MODES", "WORKSPACE_WRITE", "SandboxStatus", "describe", "startup_notice", "status",
+]
 
 
 def status(settings: Settings) -> SandboxStatus:
@@ -21,3 +23,16 @@ def status(settings: Settings) -> SandboxStatus:
 
 def describe(settings: Settings) -> str:
     return status(settings).describe()
+
+
+def startup_notice(settings: Settings) -> str | None:
+    """What a front end should say once at start-up, or None when commands are sandboxed as configured."""
+    current = status(settings)
+    if current.fallback:
+        return (
+            f"The exec sandbox is unavailable: {current.problem}. Commands run unsandboxed, and every one asks "
+            "for approval first (headless: refused)."
+        )
+    if current.mode == OFF:
+        return 'Commands run unsandboxed (sandbox = "off"), with your full permissions.'
+    return None

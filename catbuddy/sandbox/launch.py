@@ -10,8 +10,9 @@ In both, nothing the command starts outlives the call, a stop, a timeout, or cat
 
 The sandbox: the whole filesystem read-only; the work root (workspace-write) and a private /tmp writable,
 plus ``sandbox_writable``; catbuddy's homes and the project's `.catbuddy/` read-only even inside the work
-root; a fresh /dev and /proc; /run hidden (docker and D-Bus sockets); no network unless
-``sandbox_network``; every capability dropped (also when catbuddy runs as root).
+root; credential stores in the home directory (~/.ssh, ~/.aws, ~/.netrc, …) hidden; a fresh /dev and
+/proc; /run hidden (docker and D-Bus sockets); no network unless ``sandbox_network``; every capability
+dropped (also when catbuddy runs as root).
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ from catbuddy.tools.protected import PROJECT_CONFIG, catbuddy_homes
 
 REAPER = Path(__file__).with_name("reaper.py")
 SANDBOX_TMP = "/tmp"
+# Credential stores under the home directory, hidden from sandboxed commands (whose output goes to the
+# model); a path listed in `sandbox_writable` is given back.
+CREDENTIAL_PATHS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".config/hub", ".kube", ".docker",
+    ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".vault-token", ".password-store", ".terraform.d/credentials.tfrc.json",
+)
 _private_tmp: list[str] = []
 
 
@@ -71,20 +79,38 @@ def bwrap_argv(status: SandboxStatus, command: str, *, work_root: Path, home: Pa
             argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
     argv += ["--bind", private_tmp(), SANDBOX_TMP]
     homes = _existing(catbuddy_homes(home))
+    writable: list[str] = []
     if status.mode == WORKSPACE_WRITE:
         argv += ["--bind", root, root]
         for extra in status.writable:
             path = _expand(extra)
-            if path and not any(path == h or Path(path).is_relative_to(h) for h in map(str, homes)):
+            if path and not any(path == str(h) or Path(path).is_relative_to(h) for h in homes):
+                writable.append(path)
                 argv += ["--bind-try", path, path]
     elif status.mode == READ_ONLY:
         argv += ["--ro-bind", root, root]  # visible even when it lives under the (private) /tmp
     else:
         raise ValueError(f"unknown sandbox mode {status.mode!r}")
+    argv += _hide_credentials(writable)  # after the work root: it may be the home directory itself
     project_dir = (work_root / PROJECT_CONFIG).parent
     for protected in [*homes, *_existing([project_dir])]:
         argv += ["--ro-bind", str(protected), str(protected)]
     argv += ["--chdir", root, "--setenv", "TMPDIR", SANDBOX_TMP, "--", "bash", "-c", command]
+    return argv
+
+
+def _hide_credentials(given_back: list[str]) -> list[str]:
+    argv: list[str] = []
+    user_home = Path.home()
+    for relative in CREDENTIAL_PATHS:
+        path = user_home / relative
+        text = str(path)
+        if any(text == kept or text.startswith(kept.rstrip("/") + "/") for kept in given_back):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            argv += ["--tmpfs", text]
+        elif path.is_file() and not path.is_symlink():
+            argv += ["--ro-bind", "/dev/null", text]
     return argv
 
 

@@ -151,3 +151,26 @@ def _local_server() -> tuple[http.server.HTTPServer, int]:
     server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, server.server_address[1]
+
+
+@pytest.fixture
+def fake_home(monkeypatch: pytest.MonkeyPatch, outside: Path) -> Path:
+    """A home directory with credentials in it (outside /tmp, so the sandbox would show it)."""
+    home = outside / "me"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL")
+    (home / ".netrc").write_text("machine x login me password NETRC-SECRET")
+    (home / "notes.txt").write_text("ordinary")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+async def test_credential_stores_are_hidden_from_commands(sandbox_ctx: ToolContext, fake_home: Path) -> None:
+    out = await run(sandbox_ctx, "cat ~/.ssh/id_ed25519 ~/.netrc; ls -A ~/.ssh; cat ~/notes.txt")
+    assert "PRIVATE-KEY-MATERIAL" not in out and "NETRC-SECRET" not in out
+    assert "ordinary" in out
+
+
+async def test_sandbox_writable_gives_a_credential_store_back(sandbox_ctx: ToolContext, fake_home: Path) -> None:
+    ctx = with_sandbox(sandbox_ctx, writable=(str(fake_home / ".ssh"),))
+    assert "PRIVATE-KEY-MATERIAL" in await run(ctx, "cat ~/.ssh/id_ed25519")

@@ -64,3 +64,14 @@ def test_describe_says_what_is_writable_and_the_network() -> None:
     )
     assert "nothing but a private /tmp" in SandboxStatus("read-only", True, bwrap="b").describe()
     assert "network on" in SandboxStatus("workspace-write", True, bwrap="b", network=True).describe()
+
+
+def test_the_startup_notice_says_when_commands_are_unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from catbuddy.config import Settings
+    from catbuddy.sandbox import startup_notice
+
+    monkeypatch.setenv("CATBUDDY_BWRAP", "/nonexistent/bwrap")
+    assert "every one asks for approval first" in (startup_notice(Settings()) or "")
+    assert "unsandboxed" in (startup_notice(replace(Settings(), sandbox=SandboxSettings(mode="off"))) or "")
