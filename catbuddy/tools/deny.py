@@ -28,7 +28,8 @@ TEMP_DIRS = frozenset({"/tmp", "/var/tmp", "/dev/shm"})
 BLOCK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/|loop|sr|nbd)")
 POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 FORMAT_COMMANDS = re.compile(r"^(mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|fdisk|sfdisk|parted|blkdiscard)$")
-FORK_BOMB = re.compile(r"([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*\1\s*\|\s*&?\s*\1\s*&")
+# The classic form, for lines the grammar could not parse; the lookbehind keeps it linear on long words.
+FORK_BOMB = re.compile(r"(?<![\w:.])([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*\1\s*\|\s*&?\s*\1\s*&")
 RECURSIVE_MODE = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr"})
 # What a command does to the paths it is given: deletes (or moves away), or writes.
 DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "srm", "trash", "trash-put", "gio"})
@@ -36,6 +37,8 @@ WRITING = frozenset({"tee", "truncate", "touch", "chmod", "chown", "chgrp", "mkd
 DESTINATION = frozenset({"cp", "install", "rsync", "mv", "ln", "scp"})
 IN_PLACE = frozenset({"sed", "perl", "ruby"})  # only with -i
 DYNAMIC_TARGETS = DELETING | RECURSIVE_MODE | {"dd", "truncate", "find"}
+PATH_COMMANDS = DELETING | WRITING | DESTINATION | IN_PLACE | RECURSIVE_MODE | {"dd", "find"}
+MAX_CHECKED_PATHS = 1000  # paths one command may name before it is refused rather than checked slowly
 
 
 @dataclass
@@ -95,6 +98,8 @@ class CommandChecker:
 
     def _rules(self, name: str, seg: Segment, verdict: Verdict) -> str | None:
         options, operands = _split(seg.args)
+        if name in PATH_COMMANDS and len(set(operands)) * len(seg.cwds or (1,)) > MAX_CHECKED_PATHS:
+            return f"`{name}` is given more than {MAX_CHECKED_PATHS} paths to check; split it into smaller commands"
         flags = "".join(o[1:] for o in options if not o.startswith("--"))
         recursive = "r" in flags or "R" in flags or "--recursive" in options or "find -exec" in seg.wrappers
         if name == "rm" and "--no-preserve-root" in options:
@@ -192,7 +197,7 @@ class CommandChecker:
 
     def _paths(self, seg: Segment, values: Iterable[str]) -> list[Path]:
         out: list[Path] = []
-        for value in values:
+        for value in dict.fromkeys(values):
             prefix = re.split(r"[*?\[]", value, maxsplit=1)[0] or ("." if value else "")
             for cwd in sorted(seg.cwds or {str(self.work_root)}):
                 path = self._absolute(prefix, Path(cwd))

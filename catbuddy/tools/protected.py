@@ -38,7 +38,7 @@ def catbuddy_homes(home: Path | None) -> list[Path]:
 def _resolved(path: Path) -> Path:
     try:
         return path.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # a loop, a NUL byte
         return Path(os.path.normpath(path.absolute()))
 
 

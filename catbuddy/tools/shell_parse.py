@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
 MAX_NESTING = 8  # `bash -c "eval '…'"` levels before we give up
-MAX_NODE_DEPTH = 300  # syntax-tree depth before we give up (and before Python's recursion limit)
+# Nested constructs (statements and words, across nested shells) before we give up: well below Python's
+# recursion limit, since each level costs a few frames.
+MAX_NODE_DEPTH = 120
 MAX_SEGMENTS = 5000
 EXPANSION_NODES = frozenset(
     {"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "process_substitution"}
@@ -143,7 +145,11 @@ def parse_command(command: str, *, home: str, cwd: str) -> ParsedCommand:
         _rough_segments(command, out, home, cwd)
         return out
     walker = _Walker(parser, out, _State(cwds=frozenset({cwd})), home=home, cwd=cwd, depth=0)
-    walker.script(command)
+    try:
+        walker.script(command)
+    except RecursionError:  # a last resort: the depth budget should stop long before
+        out.parsed = False
+        out.problems.append("the command nests too deeply")
     if not out.parsed:
         _rough_segments(command, out, home, cwd)
     return out
@@ -178,7 +184,7 @@ class _Walker:
         self.depth = depth
         self.conditional = 0
         self.function: str | None = None
-        self._node_depth = 0
+        self.nesting: list[int] = [0]  # shared with nested walkers: one budget for the whole line
 
     # --- entry points -----------------------------------------------------------------------------
 
@@ -196,6 +202,7 @@ class _Walker:
             self.out.problems.append(f"{kind} nested more than {MAX_NESTING} levels deep")
             return
         inner = _Walker(self.parser, self.out, self.state.copy(), home=self.home, cwd=self.cwd, depth=self.depth + 1)
+        inner.nesting = self.nesting
         inner.function = self.function
         inner.conditional = self.conditional
         inner.script(code, io)
@@ -232,7 +239,21 @@ class _Walker:
             self.conditional -= 1
 
     def word(self, node: Node) -> Word:
-        return evaluate(node, self)
+        if not self._enter():
+            return Word((DYNAMIC_PART,), True, _text(node)[:80])
+        try:
+            return evaluate(node, self)
+        finally:
+            self.nesting[0] -= 1
+
+    def _enter(self) -> bool:
+        self.nesting[0] += 1
+        if self.nesting[0] > MAX_NODE_DEPTH:
+            self.nesting[0] -= 1
+            self.out.parsed = False
+            self.out.problems.append("the command nests too deeply")
+            return False
+        return True
 
     # --- the tree -----------------------------------------------------------------------------------
 
@@ -241,15 +262,12 @@ class _Walker:
             self.out.parsed = False
             self.out.problems.append(f"more than {MAX_SEGMENTS} commands")
             return
-        self._node_depth += 1
+        if not self._enter():
+            return
         try:
-            if self._node_depth > MAX_NODE_DEPTH:
-                self.out.parsed = False
-                self.out.problems.append("the command nests too deeply")
-                return
             self._visit(node, io)
         finally:
-            self._node_depth -= 1
+            self.nesting[0] -= 1
 
     def _visit(self, node: Node, io: _IO) -> None:
         kind = node.type

@@ -203,6 +203,12 @@ def test_configured_deny_patterns_apply_to_each_segment(
     assert p.decide(ExecTool(), {"command": "echo git push"}).action != "deny"
 
 
+def test_a_destructive_command_with_too_many_paths_is_refused_not_checked_slowly(ctx: ToolContext) -> None:
+    command = "rm -rf " + " ".join(f"d{i}" for i in range(1500)) + " /"
+    decision = make_policy(ctx, "yolo").decide(ExecTool(), {"command": command})
+    assert decision.action == "deny" and "split it" in decision.reason
+
+
 # --- what cannot be determined statically ---
 
 DYNAMIC = [

@@ -194,9 +194,23 @@ def test_nesting_is_bounded() -> None:
     assert not parsed.parsed and "nested" in parsed.problem
 
 
-def test_a_very_deep_tree_is_refused_not_a_crash() -> None:
-    parsed = parse("(" * 2000 + "ls" + ")" * 2000)
-    assert not parsed.parsed
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(" * 2000 + "ls" + ")" * 2000,
+        "x=" + "$(" * 500 + "ls" + ")" * 500,
+        "echo " + '"$(' * 300 + "ls" + ')"' * 300,
+        "if a; then " * 300 + "x" + "; fi" * 300,
+    ],
+)
+def test_a_very_deep_line_is_reported_not_a_crash(command: str) -> None:
+    parsed = parse(command)
+    assert not parsed.parsed and parsed.dynamic_reasons()
+
+
+def test_odd_bytes_do_not_break_the_analysis() -> None:
+    for command in ("rm -rf \x00/", "echo \udcff", "a" * 100_000, "echo {1..100000000}"):
+        parse(command)
 
 
 def test_the_normalised_text_for_deny_patterns() -> None:
