@@ -11,6 +11,7 @@ shown as ``DYNAMIC_PART``. The deny rules check every value; the approval policy
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -239,8 +240,19 @@ def _split_values(atom: _Opaque) -> tuple[str, ...]:
 
 
 def _tilde(atoms: list[Atom], home: str) -> list[Atom]:
-    if atoms and atoms[0] == "~" and (len(atoms) == 1 or atoms[1] == "/"):
+    """`~` is the home directory, `~name` that user's (when the user exists)."""
+    if not atoms or atoms[0] != "~":
+        return atoms
+    end = 1
+    while end < len(atoms) and isinstance(atoms[end], str) and atoms[end] != "/":
+        end += 1
+    name = "".join(a for a in atoms[1:end] if isinstance(a, str))
+    if not name:
         return [_Opaque((home,)), *atoms[1:]]
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+        expanded = os.path.expanduser("~" + name)
+        if expanded != "~" + name:
+            return [_Opaque((expanded,)), *atoms[end:]]
     return atoms
 
 
