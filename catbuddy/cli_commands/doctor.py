@@ -101,9 +101,9 @@ def _read_only_places(workspace: Workspace) -> list[str]:
 
 def _grammar() -> Check:
     try:
-        from catbuddy.tools.shell_parse import _parser
+        from catbuddy.tools.shell_parse import bash_parser
 
-        _parser()
+        bash_parser()
     except Exception as exc:
         return Check("bash grammar", False, f"tree-sitter-bash cannot load ({exc}): every command will ask")
     return Check("bash grammar", True, "tree-sitter-bash: commands are parsed, not pattern-matched")
