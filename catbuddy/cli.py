@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,7 +13,7 @@ import typer
 
 from catbuddy import __version__
 from catbuddy.config import ConfigError, Settings, load_settings
-from catbuddy.logs import log_to_file, log_to_stderr
+from catbuddy.logs import add_log_secrets, log_to_file, log_to_stderr
 from catbuddy.workspace import Workspace, default_home
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -38,6 +39,8 @@ class GlobalOptions:
     model: str | None = None
     base_url: str | None = None
     approval: str | None = None
+    sandbox: str | None = None
+    trust_project: bool = False
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
@@ -52,9 +55,15 @@ def load(
     model: str | None = None,
     base_url: str | None = None,
     approval: str | None = None,
+    sandbox: str | None = None,
+    trust_project: bool = False,
     ensure_home: bool = True,
+    warn_untrusted: bool = False,
 ) -> tuple[Workspace, Settings]:
-    """Workspace and settings from the global options, then the command's own flags."""
+    """Workspace and settings from the global options, then the command's own flags.
+
+    ``--trust-project`` trusts the project config's risky settings and records it; otherwise, with
+    ``warn_untrusted``, settings it ignores are named in one warning on stderr."""
     glob = ctx.obj if ctx is not None and isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
     root = cwd or glob.cwd
     if root is not None and not root.is_dir():
@@ -64,11 +73,14 @@ def load(
         "model": model or glob.model,
         "base_url": base_url or glob.base_url,
         "approval": approval or glob.approval,
+        "sandbox": sandbox or glob.sandbox,
     }
+    trusting = trust_project or glob.trust_project
     try:
-        settings = load_settings(workspace.home, workspace.work_root, flags=flags)
+        settings = load_settings(workspace.home, workspace.work_root, flags=flags, trust_project=trusting)
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
+    add_log_secrets(settings.held_secrets())
     if ensure_home:
         try:
             workspace.ensure_home()
@@ -76,7 +88,21 @@ def load(
             raise fail(
                 f"cannot create {workspace.home}: {exc}. Set CATBUDDY_HOME to a writable folder."
             ) from None
+    project = settings.project_trust
+    if project is not None and trusting:
+        _record_trust(workspace, project, trusted=True)
+    elif project is not None and not project.applied and warn_untrusted:
+        typer.echo(f"catbuddy: warning: {project.warning()}", err=True)
     return workspace, settings
+
+
+def _record_trust(workspace: Workspace, project: Any, *, trusted: bool) -> None:
+    from catbuddy import trust
+
+    try:
+        trust.record(workspace.home, project, trusted)
+    except OSError as exc:
+        typer.echo(f"catbuddy: warning: cannot save the trust decision in {workspace.home}: {exc}", err=True)
 
 
 def version_callback(value: bool) -> None:
@@ -96,6 +122,18 @@ ApprovalOption = Annotated[
     str | None, typer.Option("--approval", "-a", help="Approval mode: ask, auto-edit or yolo.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+SandboxOption = Annotated[
+    str | None,
+    typer.Option("--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."),
+]
+TrustOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust-project",
+        help="Trust this project's .catbuddy/config.toml (MCP servers, allow_commands, approval, sandbox, "
+        "base_url, …) and remember it.",
+    ),
+]
 
 
 @app.callback(invoke_without_command=True)
@@ -105,6 +143,8 @@ def main_callback(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     approval: ApprovalOption = None,
+    sandbox: SandboxOption = None,
+    trust_project: TrustOption = False,
     continue_latest: Annotated[
         bool, typer.Option("--continue", "-c", help="Resume the latest session here.")
     ] = False,
@@ -118,18 +158,38 @@ def main_callback(
         bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
-    ctx.obj = GlobalOptions(cwd=cwd, model=model, base_url=base_url, approval=approval)
+    ctx.obj = GlobalOptions(
+        cwd=cwd, model=model, base_url=base_url, approval=approval, sandbox=sandbox, trust_project=trust_project
+    )
     if ctx.invoked_subcommand is not None:
         log_to_stderr()
         return
     workspace, settings = load(ctx)
     _first_run_init(workspace)
-    log_to_file(workspace.home)
+    log_to_file(workspace.home, settings.held_secrets())
+    settings = ask_trust_before_start(workspace, settings, reload=lambda: load(ctx)[1], inline=inline)
     from catbuddy.tui.app import run_tui
 
     session_id = run_tui(workspace, settings, resume=resume, continue_latest=continue_latest, inline=inline)
     if session_id:
         typer.echo(f"Resume this session with: catbuddy --resume {session_id}")
+
+
+def ask_trust_before_start(
+    workspace: Workspace, settings: Settings, *, reload: Callable[[], Settings], inline: bool = False
+) -> Settings:
+    """Before the app starts (and before any MCP server from the project config runs): ask whether to
+    trust the project's risky settings, when they are new or changed. A yes records it and reloads."""
+    project = settings.project_trust
+    if project is None or not project.needs_decision or not sys.stdin.isatty():
+        return settings
+    from catbuddy.tui.screens.trust import ask_trust
+
+    answer = ask_trust(project, inline=inline)
+    if answer is None:  # closed without an answer: ignore them now, ask again next time
+        return settings
+    _record_trust(workspace, project, trusted=answer)
+    return reload() if answer else settings
 
 
 def _first_run_init(workspace: Workspace) -> None:
@@ -240,7 +300,7 @@ def context(
         raise fail("use either --history or --session, not both", EXIT_USAGE)
     if history is not None and not history.is_file():
         raise fail(f"--history {history}: no such file", EXIT_USAGE)
-    workspace, settings = load(ctx, cwd=cwd, model=model, ensure_home=False)
+    workspace, settings = load(ctx, cwd=cwd, model=model, ensure_home=False, warn_untrusted=True)
     try:
         view = build_view(
             workspace,
@@ -269,6 +329,8 @@ def run(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     approval: ApprovalOption = None,
+    sandbox: SandboxOption = None,
+    trust_project: TrustOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result object at the end.")] = False,
     stream_json: Annotated[
         bool, typer.Option("--stream-json", help="Print every event as a JSON line.")
@@ -303,7 +365,16 @@ def run(
         prompt = sys.stdin.read()
     if not prompt.strip():
         raise fail("the prompt is empty", EXIT_USAGE)
-    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url, approval=approval)
+    workspace, settings = load(
+        ctx,
+        cwd=cwd,
+        model=model,
+        base_url=base_url,
+        approval=approval,
+        sandbox=sandbox,
+        trust_project=trust_project,
+        warn_untrusted=True,
+    )
     _first_run_init(workspace)
     fmt = "json" if as_json else "stream-json" if stream_json else "text"
     try:
@@ -352,7 +423,7 @@ def compact(
     from catbuddy.cli_commands.listing import compact_session
     from catbuddy.session.records import SessionError
 
-    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url)
+    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url, warn_untrusted=True)
     text = " ".join(instructions or []).strip() or None
     try:
         ok, message = compact_session(workspace, settings, session, text)
@@ -378,7 +449,7 @@ def mcp_list(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = Fa
 
     from catbuddy.mcp.client import McpManager, format_mcp_status
 
-    workspace, settings = load(ctx, cwd=cwd, ensure_home=False)
+    workspace, settings = load(ctx, cwd=cwd, ensure_home=False, warn_untrusted=True)
     if not settings.mcp_servers:
         typer.echo(
             "No MCP servers configured. Add [mcpServers.<name>] to .catbuddy/config.toml (see the README)."
@@ -403,6 +474,18 @@ def mcp_list(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = Fa
         )
     else:
         typer.echo(format_mcp_status(statuses))
+
+
+@app.command()
+def doctor(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = False) -> None:
+    """What is in force here: the sandbox for exec (and whether it really starts), the exec environment,
+    approval, and the project's trust. Exit 1 when something needs fixing."""
+    from catbuddy.cli_commands.doctor import diagnose
+
+    workspace, settings = load(ctx, cwd=cwd, ensure_home=False)
+    report = diagnose(workspace, settings)
+    typer.echo(json.dumps(report.to_json(), indent=2) if as_json else report.to_text())
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
 def main() -> None:

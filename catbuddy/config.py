@@ -14,13 +14,16 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from catbuddy import config_schema
+from catbuddy import config_schema, trust
 from catbuddy.config_schema import ConfigError, validate_layer
+from catbuddy.trust import ProjectTrust
 
 DEFAULT_MODEL = "gpt-4o"
 DEFAULT_ENCODING = "o200k_base"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 APPROVAL_MODES = config_schema.APPROVAL_MODES
+SANDBOX_MODES = config_schema.SANDBOX_MODES
+DEFAULT_SANDBOX = "workspace-write"
 ENCODINGS = config_schema.ENCODINGS
 
 # Context governance thresholds from the design; all overridable under [context].
@@ -103,6 +106,16 @@ class ToolSettings:
 
 
 @dataclass(frozen=True)
+class SandboxSettings:
+    """How `exec` is confined (catbuddy.sandbox) and what environment it gets."""
+
+    mode: str = DEFAULT_SANDBOX  # "workspace-write", "read-only" or "off"
+    writable: tuple[str, ...] = ()  # more paths commands may write (absolute or ~)
+    network: bool = False
+    env_allow: tuple[str, ...] = ()  # variables let through although they look secret (patterns)
+
+
+@dataclass(frozen=True)
 class McpServerSettings:
     name: str
     command: str = ""
@@ -133,7 +146,10 @@ class Settings:
     context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sources: tuple[str, ...] = ()
+    # The project config's settings that need trust, and whether they apply (None: it has none).
+    project_trust: ProjectTrust | None = None
 
     @property
     def model_name(self) -> str:
@@ -155,9 +171,26 @@ class Settings:
             model or self.model_name, self.context.default_encoding
         )
 
+    def held_secrets(self, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+        """The literal secrets catbuddy holds: the API key, the web-search key, MCP env and header values.
+        They are scrubbed from tool results, events and logs, and never reach an exec child."""
+        env = os.environ if env is None else env
+        values = [self.api_key or ""]
+        if self.tools.web_search_api_key_env:
+            values.append(env.get(self.tools.web_search_api_key_env, ""))
+        for server in self.mcp_servers.values():
+            values += list(server.env.values()) + list(server.headers.values())
+        return tuple(dict.fromkeys(v for v in values if v))
+
+    def key_variables(self) -> tuple[str, ...]:
+        """The environment variables that hold keys catbuddy uses (dropped from exec's environment)."""
+        names = [self.api_key_env, self.tools.web_search_api_key_env, DEFAULT_API_KEY_ENV]
+        return tuple(dict.fromkeys(n for n in names if n))
+
     def redacted(self) -> dict[str, Any]:
         """A printable view: the API key is never shown, only whether one is set."""
         data = asdict(self)
+        data.pop("project_trust", None)
         data["api_key"] = "<set>" if self.api_key else None
         for server in data["mcp_servers"].values():
             server["env"] = {k: "<hidden>" for k in server["env"]}
@@ -184,6 +217,7 @@ ENV_VARS: dict[str, str] = {
     "CATBUDDY_BASE_URL": "base_url",
     "CATBUDDY_APPROVAL": "approval",
     "CATBUDDY_COMPACT_MODEL": "compact_model",
+    "CATBUDDY_SANDBOX": "sandbox",
 }
 
 
@@ -197,12 +231,18 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(str(path), "(file)", "a readable file", hint=str(exc)) from None
 
 
+ADDITIVE_KEYS = ("deny_patterns",)  # every layer's entries apply: a project cannot remove yours
+
+
 def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in layer.items():
         if key in ("context", "tools", "models", "mcp_servers") and isinstance(value, dict):
             inner = dict(merged.get(key, {}))
-            inner.update(value)
+            for inner_key, inner_value in value.items():
+                if inner_key in ADDITIVE_KEYS and key == "tools":
+                    inner_value = tuple(dict.fromkeys([*inner.get(inner_key, ()), *inner_value]))
+                inner[inner_key] = inner_value
             merged[key] = inner
         else:
             merged[key] = value
@@ -218,15 +258,32 @@ def load_settings(
     work_root: Path,
     env: Mapping[str, str] | None = None,
     flags: Mapping[str, Any] | None = None,
+    *,
+    trust_project: bool = False,
 ) -> Settings:
-    """Merge the layers in order; later layers win. Each is validated before merging."""
+    """Merge the layers in order; later layers win. Each is validated before merging.
+
+    The project file's risky settings (catbuddy.trust) are merged only when the user trusted them (the
+    decision in the home matches them) or ``trust_project`` says so; ``Settings.project_trust`` tells."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: list[str] = []
-    for path in config_files(global_home, work_root):
-        if path.is_file():
-            merged = _merge(merged, validate_layer(str(path), read_toml(path)))
-            sources.append(str(path))
+    project_trust: ProjectTrust | None = None
+    global_file, project_file = config_files(global_home, work_root)
+    if global_file.is_file():
+        merged = _merge(merged, validate_layer(str(global_file), read_toml(global_file)))
+        sources.append(str(global_file))
+    if project_file.is_file():
+        layer = validate_layer(str(project_file), read_toml(project_file))
+        safe, risky = trust.split_layer(layer)
+        if risky:
+            project_trust = trust.assess(global_home, work_root, project_file, risky)
+            if trust_project and not project_trust.applied:
+                project_trust = replace(project_trust, state=trust.TrustState.TRUSTED)
+            if not project_trust.applied:
+                layer = safe
+        merged = _merge(merged, layer)
+        sources.append(str(project_file))
     for var, key in ENV_VARS.items():
         if env.get(var):
             merged = _merge(merged, validate_layer(f"environment variable {var}", {key: env[var]}))
@@ -234,18 +291,24 @@ def load_settings(
                 sources.append("environment")
     if flags:
         given = {k: v for k, v in flags.items() if v is not None}
-        merged = _merge(merged, validate_layer("command-line flags", given))
-        sources.append("flags")
-    return _build(merged, env, tuple(sources))
+        if given:
+            merged = _merge(merged, validate_layer("command-line flags", given))
+            sources.append("flags")
+    return replace(_build(merged, env, tuple(sources)), project_trust=project_trust)
+
+
+SANDBOX_KEYS = {"sandbox": "mode", "sandbox_writable": "writable", "sandbox_network": "network",
+                "exec_env_allow": "env_allow"}
 
 
 def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, ...]) -> Settings:
+    sandbox = SandboxSettings(**{SANDBOX_KEYS[k]: merged.pop(k) for k in list(merged) if k in SANDBOX_KEYS})
     top = {k: v for k, v in merged.items() if k in {f.name for f in fields(Settings)}}
     top.pop("models", None)
     top.pop("context", None)
     top.pop("tools", None)
     top.pop("mcp_servers", None)
-    settings = Settings(**top, sources=sources)
+    settings = Settings(**top, sources=sources, sandbox=sandbox)
     api_key = settings.api_key or env.get(settings.api_key_env) or None
     default_spec = merged.get("models", {}).pop("default", None) if "models" in merged else None
     models = {name: ModelSpec(**spec) for name, spec in merged.get("models", {}).items()}

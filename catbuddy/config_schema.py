@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
+SANDBOX_MODES = ("workspace-write", "read-only", "off")
 ENCODINGS = ("o200k_base", "cl100k_base")
 
 
@@ -82,6 +83,14 @@ def _str_list(source: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _path_list(source: str, key: str, value: Any) -> tuple[str, ...]:
+    paths = _str_list(source, key, value)
+    for path in paths:
+        if not (path.startswith("/") or path.startswith("~")):
+            raise ConfigError(source, key, "a list of absolute paths (or paths starting with ~)", path)
+    return paths
+
+
 def _str_table(source: str, key: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ConfigError(source, key, "a table of string values", value)
@@ -98,6 +107,10 @@ TOP_LEVEL: dict[str, Validator] = {
     "max_iterations": _int(1),
     "request_timeout": _number(1, 3600),
     "max_retries": _int(0),
+    "sandbox": _choice(*SANDBOX_MODES),
+    "sandbox_writable": _path_list,
+    "sandbox_network": _bool,
+    "exec_env_allow": _str_list,
 }
 CONTEXT_KEYS: dict[str, Validator] = {
     "keep_recent_results": _int(0),

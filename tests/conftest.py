@@ -14,7 +14,10 @@ from catbuddy.workspace import Workspace
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("catbuddy-home")
     monkeypatch.setenv("CATBUDDY_HOME", str(home))
-    for var in ("CATBUDDY_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "CATBUDDY_BASE_URL", "CATBUDDY_APPROVAL"):
+    for var in (
+        "CATBUDDY_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "CATBUDDY_BASE_URL", "CATBUDDY_APPROVAL",
+        "CATBUDDY_SANDBOX", "CATBUDDY_BWRAP",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 

@@ -46,14 +46,16 @@ def preview_for(tool: str, args: Mapping[str, Any], ctx: ToolContext) -> str:
     """The command for exec, a unified diff for edits; '' when nothing useful can be shown.
 
     The path is resolved exactly as the file tool will resolve it, so the preview shows the file
-    the call would write; a path the tool would refuse gets no preview (the tool says why)."""
+    the call would write; a path the tool would refuse gets no preview (the tool says why). It is
+    resolved for reading: a protected file (catbuddy's config) is written only after the user approves
+    this very call, and the preview is what they approve."""
     if tool == "exec":
         return str(args.get("command", ""))
     path_arg = args.get("path")
     if not isinstance(path_arg, str):
         return ""
     try:
-        path = resolve_path(ctx, path_arg, for_write=True)
+        path = resolve_path(ctx, path_arg, for_write=False)
     except ToolError:
         return ""
     if tool == "write_file":

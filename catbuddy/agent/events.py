@@ -134,6 +134,7 @@ class ApprovalRequested(Event):
     suggested_pattern: str = ""
     reason: str = ""  # why it asks, e.g. "runs `pytest`"
     answerable: bool = True
+    sandbox: str = ""  # exec: the sandbox the command would run in (e.g. "workspace-write (bubblewrap)")
 
 
 @dataclass

@@ -39,6 +39,7 @@ from catbuddy.context.calibration import CalibrationStore
 from catbuddy.context.report import ContextReport, budget_for, context_report
 from catbuddy.context.tokens import counter_for
 from catbuddy.llm.lazy import LazyProvider, ProviderFactory, openai_provider
+from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
@@ -69,7 +70,7 @@ class AgentLoop:
         self._resume = resume
         self._continue_latest = continue_latest
         self._model = settings.model_name
-        self._secrets = tuple(s for s in (settings.api_key,) if s)
+        self._secrets = settings.held_secrets()
         self.store = SessionStore(workspace.sessions_dir, secrets=self._secrets)
         self.builder = ContextBuilder(workspace, settings)
         self.calibration = CalibrationStore.in_home(workspace.home)
@@ -105,8 +106,20 @@ class AgentLoop:
                 self._open_session(latest.id)
         else:
             self._create_session()
+        await self._announce_safety()
         if self.settings.mcp_servers:
             await self._start_mcp()
+
+    async def _announce_safety(self) -> None:
+        """Once at start-up: an unavailable or switched-off sandbox, and project settings not trusted."""
+        from catbuddy import sandbox
+
+        notice = await asyncio.to_thread(sandbox.startup_notice, self.settings)  # probes bwrap once
+        if notice:
+            self.emit(Notice(notice, "warning"))
+        trust = self.settings.project_trust
+        if trust is not None and not trust.applied and self.channel == "tui":  # the CLI warned on stderr
+            self.emit(Notice(trust.warning(), "warning"))
 
     async def _start_mcp(self) -> None:
         from catbuddy.mcp.client import McpManager
@@ -270,6 +283,7 @@ class AgentLoop:
             counter=ctx.counter,
             budget=ctx.budget,
             calibration_source=self.calibration.get(ctx.model).describe(),
+            sandbox=sandbox_description(self.settings),
         )
 
     def context_status(self) -> ContextStatus:

@@ -123,20 +123,25 @@ class ToolCallBatch:
                 decision.suggested_pattern or "",
                 decision.reason,
                 answerable=ctx.interactive,
+                sandbox=decision.sandbox,
             )
         )
         if not ctx.interactive:
             ctx.conversation.record("approval", tool=tool.name, call_id=call["id"], decision=REFUSED_HEADLESS)
             ctx.bus.emit(ApprovalResolved(call["id"], tool.name, REFUSED_HEADLESS))
-            return HEADLESS_REFUSAL.format(tool=tool.name, mode=ctx.policy.mode)
+            return decision.headless or HEADLESS_REFUSAL.format(tool=tool.name, mode=ctx.policy.mode)
         answer = await ctx.approvals.wait(call["id"])
         ctx.conversation.record(
             "approval", tool=tool.name, call_id=call["id"], decision=answer.choice.value, note=answer.note
         )
         ctx.bus.emit(ApprovalResolved(call["id"], tool.name, answer.choice.value, answer.note))
-        if answer.choice is ApprovalChoice.ALLOW_SESSION:
-            ctx.policy.remember(answer.pattern or decision.suggested_pattern or tool.name)
-        return None if answer.allowed else refusal_text(answer)
+        if not answer.allowed:
+            return refusal_text(answer)
+        if decision.grant is not None:  # a write to one of catbuddy's own files: this call only
+            ctx.tools.grants.allow(decision.grant)
+        elif answer.choice is ApprovalChoice.ALLOW_SESSION and decision.rememberable:
+            ctx.policy.remember(answer.pattern or decision.suggested_pattern or "")
+        return None
 
     # --- running ----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from catbuddy.context.governor import GovernedContext
 from catbuddy.context.measure import measure_request
 from catbuddy.context.report import ContextReport, budget_for, context_report, format_table, govern_request
 from catbuddy.context.tokens import REPLY_PRIMING, counter_for
+from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.history import WorkingHistory, rebuild_history
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
@@ -55,6 +56,7 @@ class ContextView:
             "total_tokens": self.total_tokens,
             "calibration": report.calibration,
             "calibration_source": report.calibration_source,
+            "sandbox": report.sandbox,
             "used_tokens": report.used,
             "budget": {
                 "context_window": report.context_window,
@@ -179,6 +181,7 @@ def build_view(
         counter=counter,
         budget=budget,
         calibration_source=calibration.describe(),
+        sandbox=sandbox_description(settings),
     )
     return ContextView(report, prompt.text, history, governed, problems, mcp_status)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from catbuddy.agent.events import (
@@ -29,6 +30,8 @@ from catbuddy.agent.events import (
 )
 from catbuddy.cli_commands.stdin_approvals import StdinApprovals
 from catbuddy.config import Settings
+from catbuddy.redact import redact_text
+from catbuddy.stop_signals import cancel_current_task, stop_on_signals
 from catbuddy.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -83,6 +86,8 @@ class HeadlessPrinter:
         self._line_open = False
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ErrorOccurred | Notice | Retrying):
+            event = _scrubbed(event)  # provider errors can quote a base URL with its password
         self._collect(event)
         if self.fmt == "stream-json":
             self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
@@ -174,14 +179,24 @@ async def run_headless(
         answers = StdinApprovals(loop.answer_approval, loop.emit, sys.stdin)
         loop.add_listener(answers)
         reader = asyncio.get_running_loop().create_task(answers.read())
-    try:
-        await loop.start()
-        printer.summary.session_id = loop.session_id
-        await loop.run_turn(prompt)
-    finally:
-        if reader is not None:
-            reader.cancel()
-        await loop.aclose()
+    # SIGTERM/SIGHUP stop the run as Ctrl+C does: the turn is cancelled (stop record, children killed).
+    with stop_on_signals(cancel_current_task()) as caught:
+        try:
+            await loop.start()
+            printer.summary.session_id = loop.session_id
+            await loop.run_turn(prompt)
+        except asyncio.CancelledError:
+            if caught.signum is None:
+                raise
+            _uncancel()
+        finally:
+            if reader is not None:
+                reader.cancel()
+            await loop.aclose()
+    if caught.signum is not None:
+        name = signal.Signals(caught.signum).name
+        err.write(f"catbuddy: stopped by {name}; session {loop.session_id} is saved.\n")
+        return caught.exit_code
     summary = printer.summary
     if fmt == "json":
         out.write(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
@@ -190,6 +205,22 @@ async def run_headless(
             f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
         )
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def _scrubbed(event: Event) -> Event:
+    """A copy of a diagnostic event with URL passwords, bearer tokens and key-shaped strings masked."""
+    changes: dict[str, Any] = {
+        name: redact_text(value)
+        for name, value in vars(event).items()
+        if isinstance(value, str) and name != "kind" and not name.startswith("_")
+    }
+    return replace(event, **changes)
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def run_headless_sync(*args: Any, **kwargs: Any) -> int:

@@ -44,6 +44,7 @@ class ContextReport:
     max_output_tokens: int
     exact: bool = True
     calibration_source: str = ""
+    sandbox: str = ""  # how exec is confined, one line
 
     @property
     def percent(self) -> float:
@@ -104,6 +105,7 @@ def context_report(
     counter: TokenCounter,
     budget: Budget,
     calibration_source: str = "",
+    sandbox: str = "",
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
     layers = [
@@ -131,6 +133,7 @@ def context_report(
         max_output_tokens=budget.max_output_tokens,
         exact=counter.exact,
         calibration_source=calibration_source,
+        sandbox=sandbox,
     )
 
 
@@ -156,4 +159,6 @@ def format_table(report: ContextReport) -> str:
     note = "" if report.exact else " (tiktoken unavailable: estimated)"
     source = report.calibration_source or f"×{report.calibration:.3f}"
     lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
+    if report.sandbox:
+        lines.append(f"exec sandbox: {report.sandbox}")
     return "\n".join(lines)

@@ -9,6 +9,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from catbuddy.tools.protected import WriteGrants
+
 if TYPE_CHECKING:
     from catbuddy.config import Settings
     from catbuddy.skills.loader import SkillCatalog
@@ -32,6 +34,8 @@ class ToolContext:
     workspace: Workspace
     settings: Settings
     skills: SkillCatalog | None = None
+    # One-use permissions to write catbuddy's own files, put here when the user approves such a call.
+    grants: WriteGrants = field(default_factory=WriteGrants)
 
     @property
     def work_root(self) -> Path:

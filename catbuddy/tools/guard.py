@@ -1,88 +1,72 @@
-"""Safety for tools: the path guard for file tools, deny patterns for commands, and the approval policy.
+"""Safety for tools: the path guard for file tools and the approval policy.
 
-Deny patterns are checked on every simple command of a compound command (see ``commands.analyze``)
-in every approval mode, yolo included. A command that cannot be parsed is never silently allowed:
-the policy asks, and a front end that cannot ask refuses it.
+The policy decides with the parsed command (``tools.shell_parse``) and the sandbox in force:
+
+- the deny rules (``tools.deny``) refuse in every mode, yolo included;
+- a write to catbuddy's own files (``tools.protected``) asks every time, is never remembered and never
+  automatic, and the tool refuses it without that one approval;
+- without a sandbox that was wanted (bubblewrap missing or unable to start), every command asks;
+- a command whose effect cannot be determined statically (a computed command name, `eval` of built text,
+  code piped into a shell or interpreter, …) is never auto-approved: it asks in `ask`/`auto-edit`, and
+  in `yolo` it runs only inside the sandbox;
+- "allow for this session" remembers a parsed command prefix (`git status`), matched word by word
+  against each simple command, never a string a later command can extend.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catbuddy.config_schema import APPROVAL_MODES
-from catbuddy.tools.base import Tool, ToolError, ToolKind
-from catbuddy.tools.commands import PRIVILEGE_WRAPPERS, Analysis, Segment, analyze
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind
+from catbuddy.tools.deny import CommandChecker, Verdict
+from catbuddy.tools.protected import CONFIG, HOME, SESSION, ProtectedPlaces, describe
+from catbuddy.tools.shell_parse import Segment
+from catbuddy.tools.shell_programs import PRIVILEGE_WRAPPERS, interpreter_family
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
-    from catbuddy.tools.base import ToolContext
+    from catbuddy.sandbox import SandboxStatus
     from catbuddy.workspace import Workspace
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
-SESSION_DIR_NAME = "projects"  # under the catbuddy home: the session files
-
-# `rm -r` or `chmod -R` on these is never what a coding task needs.
-DANGEROUS_TARGETS = {"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/*", "${HOME}/*", ".."}
-SYSTEM_DIRS = {
-    "bin",
-    "boot",
-    "dev",
-    "etc",
-    "home",
-    "lib",
-    "lib64",
-    "opt",
-    "proc",
-    "root",
-    "sbin",
-    "srv",
-    "sys",
-    "usr",
-    "var",
-}
-BLOCK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/|loop)")
-POWER_COMMANDS = {"shutdown", "reboot", "halt", "poweroff"}
-FORMAT_COMMANDS = re.compile(r"^(mkfs(\..*)?|mke2fs|mkswap|wipefs)$")
-FORK_BOMB = re.compile(r"([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*\1\s*\|\s*&?\s*\1\s*&")
-# Commands that delete or move what they are given (an ancestor of the session files counts too),
-# and commands that write to what they are given (or to their last operand).
-DELETING_COMMANDS = {"rm", "rmdir", "unlink", "shred", "mv"}
-WRITING_COMMANDS = {"tee", "truncate", "touch", "chmod", "chown", "chgrp"}
-DESTINATION_COMMANDS = {"cp", "install", "ln", "rsync"}
-IN_PLACE_COMMANDS = {"sed", "perl"}  # only with -i
+# `NAME=value cmd` with these changes what `cmd` loads or runs: a remembered `cmd` does not cover it.
+LOADER_VARIABLES = frozenset(
+    {"PATH", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5LIB", "PERL5OPT", "RUBYOPT",
+     "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "SHELLOPTS", "IFS"}
+)
+# Programs whose first word is a subcommand: "allow for this session" remembers `git status`, not `git`.
+SUBCOMMAND_PROGRAMS = frozenset(
+    {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "podman", "kubectl", "pip", "pip3", "uv", "poetry",
+     "dotnet", "gh", "apt", "apt-get", "brew", "systemctl", "terraform", "helm", "rustup", "bun", "deno",
+     "conda", "mvn", "gradle", "just", "tox", "nox", "hatch", "pdm", "rye", "mix", "composer", "bundle"}
+)
 
 
 @dataclass(frozen=True)
 class GuardDecision:
     action: str  # "allow", "ask" or "deny"
     reason: str = ""
-    suggested_pattern: str | None = None
+    suggested_pattern: str | None = None  # what "allow for this session" remembers; None: it cannot
+    grant: Path | None = None  # a protected file this one call may write once the user says yes
+    sandbox: str = ""  # exec only: the sandbox the command runs in (SandboxStatus.label)
+    headless: str = ""  # what to tell the model when nobody can be asked ('' : the usual refusal)
+
+    @property
+    def rememberable(self) -> bool:
+        return bool(self.suggested_pattern)
 
 
 # --- paths ------------------------------------------------------------------------------------------
 
 
-def protected_dirs(home: Path | None) -> list[Path]:
-    """Where catbuddy keeps session files: the configured home's, $CATBUDDY_HOME's and ~/.catbuddy's."""
-    from catbuddy.workspace import default_home
-
-    homes = [Path.home() / ".catbuddy", default_home()] + ([home] if home is not None else [])
-    seen: list[Path] = []
-    for item in homes:
-        path = (item / SESSION_DIR_NAME).expanduser().resolve()
-        if path not in seen:
-            seen.append(path)
-    return seen
-
-
 def agent_owned_paths(ctx: ToolContext) -> list[Path]:
     """Outside the work root, the files the `memory` and `my` skills tell the model to maintain:
-    the global workspace (USER.md, MEMORY.md, skills/) and the global config.toml."""
+    the global workspace (USER.md, MEMORY.md, skills/) and the global config.toml (which asks)."""
     home = ctx.workspace.home
     return [(home / "workspace").resolve(), (home / "config.toml").resolve()]
 
@@ -94,18 +78,25 @@ def _expand_catbuddy_home(path: str, home: Path) -> str:
     return os.path.expanduser(path)
 
 
-def resolve_path(ctx: ToolContext, path: Any, *, for_write: bool) -> Path:
-    """The real path a file tool may use, or a ToolError saying why not."""
-    if not isinstance(path, str) or not path.strip():
-        raise ToolError('`path` must be a non-empty string, e.g. "src/main.py" (relative to the work root).')
-    root = ctx.work_root.resolve()
-    candidate = Path(_expand_catbuddy_home(path.strip(), ctx.workspace.home))
+def _real_path(path: str, root: Path, home: Path) -> Path:
+    candidate = Path(_expand_catbuddy_home(path.strip(), home))
     if not candidate.is_absolute():
         candidate = root / candidate
     try:
-        resolved = candidate.resolve()  # `..` and symlinks, so a link cannot lead outside
+        return candidate.resolve()  # `..` and symlinks, so a link cannot lead outside
     except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
         raise ToolError(f"{path!r} is not a usable path ({exc}).") from None
+
+
+def resolve_path(ctx: ToolContext, path: Any, *, for_write: bool) -> Path:
+    """The real path a file tool may use, or a ToolError saying why not.
+
+    A write to catbuddy's own files needs a grant the approval policy put in ``ctx.grants`` for this one
+    call (it is used up here); session files are never written."""
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError('`path` must be a non-empty string, e.g. "src/main.py" (relative to the work root).')
+    root = ctx.work_root.resolve()
+    resolved = _real_path(path, root, ctx.workspace.home)
     allowed = [root, *agent_owned_paths(ctx)]
     if not ctx.settings.tools.allow_outside_work_root and not any(
         resolved == place or resolved.is_relative_to(place) for place in allowed
@@ -115,11 +106,14 @@ def resolve_path(ctx: ToolContext, path: Any, *, for_write: bool) -> Path:
             "the work root (set `tools.allow_outside_work_root = true` in config.toml to allow others)."
         )
     if for_write:
-        for protected in protected_dirs(ctx.workspace.home):
-            if resolved == protected or resolved.is_relative_to(protected):
-                raise ToolError(
-                    f"{path} is one of catbuddy's session files; they are never written by tools."
-                )
+        kind = ProtectedPlaces.of(ctx.workspace.home, root).classify(resolved)
+        if kind == SESSION:
+            raise ToolError(f"{path} is one of catbuddy's session files; they are never written by tools.")
+        if kind in (CONFIG, HOME) and not ctx.grants.consume(resolved):
+            raise ToolError(
+                f"Refused: {path} is {describe(kind, resolved)}. Only the user can approve writing it, one "
+                "call at a time; ask the user, or tell them what to change."
+            )
     return resolved
 
 
@@ -129,160 +123,28 @@ def display_path(ctx: ToolContext, path: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) and path != root else str(path)
 
 
-# --- deny patterns ----------------------------------------------------------------------------------
-
-
-class CommandChecker:
-    """Built-in and configured deny patterns, applied to each simple command."""
-
-    def __init__(
-        self, extra_patterns: Iterable[str] = (), home: Path | None = None, work_root: Path | None = None
-    ):
-        self.extra: list[re.Pattern[str]] = []
-        for pattern in extra_patterns:
-            try:
-                self.extra.append(re.compile(pattern))
-            except re.error as exc:
-                raise ValueError(f"tools.deny_patterns: {pattern!r} is not a valid regex ({exc})") from None
-        self.protected = protected_dirs(home)
-        self.work_root = work_root or Path.cwd()
-        self.home = home
-
-    def check(self, command: str) -> tuple[Analysis, str | None]:
-        """The analysis and, if any segment is denied, the reason."""
-        analysis = analyze(command)
-        if FORK_BOMB.search(command):
-            return analysis, "a fork bomb"
-        for segment in analysis.segments:
-            reason = self.segment_reason(segment)
-            if reason:
-                return analysis, reason
-        if not analysis.parsed:
-            # Best effort on a rough split, so an unparsable command still cannot hide a denied one.
-            for line in re.split(r"[;&|\n]+", command):
-                words = [w.strip("'\"") for w in line.split()]
-                reason = self.segment_reason(Segment(words)) if words else None
-                if reason:
-                    return analysis, reason
-        return analysis, None
-
-    def segment_reason(self, seg: Segment) -> str | None:
-        name, args = seg.name, seg.args
-        options = [a for a in args if a.startswith("-")]
-        targets = _operands(args)
-        recursive = any(
-            o in ("--recursive", "-R") or (not o.startswith("--") and ("r" in o or "R" in o)) for o in options
-        )
-        if name == "rm":
-            if "--no-preserve-root" in options:
-                return "rm --no-preserve-root"
-            if recursive and any(_dangerous_target(t) for t in targets):
-                return f"recursive rm of {next(t for t in targets if _dangerous_target(t))}"
-        if name in ("chmod", "chown", "chgrp") and recursive and any(_dangerous_target(t) for t in targets):
-            return f"recursive {name} on a system or home directory"
-        if FORMAT_COMMANDS.match(name):
-            return f"formatting a filesystem ({name})"
-        if name in POWER_COMMANDS or (name == "systemctl" and set(args) & {*POWER_COMMANDS, "kexec"}):
-            return f"{name}: shutting down or rebooting the machine"
-        if name == "init" and args[:1] in (["0"], ["6"]):
-            return "init 0/6: shutting down the machine"
-        if name == "dd" and any(a.startswith("of=") and BLOCK_DEVICE.match(a[3:]) for a in args):
-            return "dd onto a block device"
-        for op, target in seg.redirects:
-            if ">" in op and BLOCK_DEVICE.match(target):
-                return f"writing to the block device {target}"
-            if ">" in op and self._is_session_path(target, deleting=False):
-                return "writing to catbuddy's session files"
-        if name == "tee" and any(BLOCK_DEVICE.match(t) for t in targets):
-            return "writing to a block device"
-        if self._touches_sessions(seg, targets):
-            return "changing or deleting catbuddy's session files"
-        text = seg.text()
-        for pattern in self.extra:
-            if pattern.search(text):
-                return f"matches the configured deny pattern {pattern.pattern!r}"
-        return None
-
-    def _touches_sessions(self, seg: Segment, targets: list[str]) -> bool:
-        name, args = seg.name, seg.args
-        if name == "dd":
-            return any(a.startswith("of=") and self._is_session_path(a[3:], deleting=False) for a in args)
-        if name in DELETING_COMMANDS:
-            return any(self._is_session_path(t, deleting=True) for t in targets)
-        if name in WRITING_COMMANDS:
-            return any(self._is_session_path(t, deleting=False) for t in targets)
-        if name in DESTINATION_COMMANDS and targets:
-            deleting = name == "rsync" and any(a.startswith("--delete") for a in args)
-            return self._is_session_path(targets[-1], deleting=deleting)
-        if name in IN_PLACE_COMMANDS and any(a.startswith("-i") or a == "--in-place" for a in args):
-            return any(self._is_session_path(t, deleting=False) for t in targets)
-        if name == "find" and {"-delete", "-exec", "-execdir", "-ok"} & set(args):
-            roots = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith("-")), len(args))]]
-            return any(self._is_session_path(r, deleting=True) for r in roots)
-        return False
-
-    def _is_session_path(self, word: str, *, deleting: bool) -> bool:
-        if not word:
-            return False
-        prefix = re.split(r"[*?\[]", word, maxsplit=1)[0]  # a glob touches what its fixed part names
-        globbed = prefix != word
-        expanded = _expand_home(prefix, self.home)
-        path = Path(expanded)
-        if not path.is_absolute():
-            path = self.work_root / path
-        candidates = {Path(os.path.normpath(path))}
-        try:
-            candidates.add(path.resolve())
-        except (OSError, RuntimeError):
-            pass
-        for protected in self.protected:
-            for candidate in candidates:
-                if candidate == protected or candidate.is_relative_to(protected):
-                    return True
-                # deleting or moving an ancestor takes the session files with it
-                if deleting and protected.is_relative_to(candidate) and candidate != Path("/"):
-                    return True
-                if globbed and str(protected).startswith(str(candidate)):
-                    return True
-        return False
-
-
-def _operands(args: list[str]) -> list[str]:
-    if "--" in args:
-        index = args.index("--")
-        return [a for a in args[:index] if not a.startswith("-")] + args[index + 1 :]
-    return [a for a in args if not a.startswith("-")]
-
-
-def _dangerous_target(target: str) -> bool:
-    cleaned = re.sub(r"/+", "/", target)
-    if cleaned in DANGEROUS_TARGETS or cleaned.rstrip("/") in DANGEROUS_TARGETS:
-        return True
-    stripped = cleaned.rstrip("/*")
-    if stripped in ("", "~", "$HOME", "${HOME}", "/."):
-        return True
-    parts = stripped.strip("/").split("/")
-    return cleaned.startswith("/") and len(parts) == 1 and parts[0] in SYSTEM_DIRS
-
-
-def _expand_home(word: str, home: Path | None) -> str:
-    if home is not None:
-        word = re.sub(r"^\$\{?CATBUDDY_HOME\}?", str(home), word)
-    word = re.sub(r"^\$\{?HOME\}?", str(Path.home()), word)
-    return os.path.expanduser(word)
-
-
 # --- approval ---------------------------------------------------------------------------------------
 
 
 class ApprovalPolicy:
     """Decides, per call, whether a tool runs, asks first, or is refused."""
 
-    def __init__(self, mode: str, settings: Settings, workspace: Workspace | None = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        settings: Settings,
+        workspace: Workspace | None = None,
+        *,
+        sandbox: SandboxStatus | None = None,
+    ) -> None:
         self.mode = mode
         self.settings = settings
         self.workspace = workspace
-        self.remembered: set[str] = set(settings.tools.allow_commands)
+        self._sandbox = sandbox
+        self.remembered: set[str] = set()  # tool names
+        self.prefixes: set[tuple[str, ...]] = set()  # parsed command prefixes
+        for entry in settings.tools.allow_commands:
+            self.remember(entry)
         self.checker = CommandChecker(
             settings.tools.deny_patterns,
             home=workspace.home if workspace else None,
@@ -299,10 +161,28 @@ class ApprovalPolicy:
             raise ValueError(f"approval mode must be one of {', '.join(APPROVAL_MODES)}, got {value!r}")
         self._mode = value
 
+    @property
+    def sandbox(self) -> SandboxStatus:
+        """The sandbox exec runs in; probed on first use (bwrap is started once to check)."""
+        if self._sandbox is None:
+            from catbuddy.sandbox import status
+
+            self._sandbox = status(self.settings)
+        return self._sandbox
+
     def remember(self, pattern: str) -> None:
-        """Allow later calls matching ``pattern`` (a command's first word, or a tool name) this session."""
-        if pattern:
-            self.remembered.add(pattern.strip())
+        """Allow later calls this session: a tool name, or a command prefix such as `git status`,
+        parsed into words (a prefix matches whole words of one simple command, nothing else)."""
+        pattern = (pattern or "").strip()
+        if not pattern:
+            return
+        self.remembered.add(pattern)
+        try:
+            words = tuple(shlex.split(pattern))
+        except ValueError:
+            return
+        if words:
+            self.prefixes.add(words)
 
     def decide(self, tool: Tool, args: dict[str, Any]) -> GuardDecision:
         override = getattr(tool, "approval_override", None)
@@ -318,34 +198,108 @@ class ApprovalPolicy:
             return GuardDecision(ALLOW, suggested_pattern=tool.name)
         return GuardDecision(ASK, f"{tool.name} needs approval", suggested_pattern=tool.name)
 
+    # --- edits ------------------------------------------------------------------------------------
+
     def _decide_edit(self, tool: Tool, args: dict[str, Any], override: str | None) -> GuardDecision:
-        path = args.get("path")
-        if isinstance(path, str) and self.checker._is_session_path(path.strip(), deleting=False):
-            return GuardDecision(DENY, "writing to catbuddy's session files is never allowed")
+        target = self._protected_target(args.get("path"))
+        if target is not None:
+            kind, path = target
+            if kind == SESSION:
+                return GuardDecision(DENY, "writing to catbuddy's session files is never allowed")
+            reason = f"{tool.name} writes {describe(kind, path)}; catbuddy asks for every such write"
+            return GuardDecision(
+                ASK, reason, None, grant=path,
+                headless=f"Refused: {tool.name} would write {describe(kind, path)}, which only the user can "
+                "approve, one call at a time, and this run is headless. Tell the user what to change instead.",
+            )
         if override == "auto" or self.mode in ("auto-edit", "yolo") or tool.name in self.remembered:
             return GuardDecision(ALLOW, suggested_pattern=tool.name)
         return GuardDecision(ASK, f"{tool.name} changes files", suggested_pattern=tool.name)
 
+    def _protected_target(self, path: Any) -> tuple[str, Path] | None:
+        if self.workspace is None or not isinstance(path, str) or not path.strip():
+            return None
+        try:
+            resolved = _real_path(path, self.workspace.work_root.resolve(), self.workspace.home)
+        except ToolError:
+            return None  # the tool refuses it and says why
+        kind = ProtectedPlaces.of(self.workspace.home, self.workspace.work_root).classify(resolved)
+        return (kind, resolved) if kind else None
+
+    # --- commands ---------------------------------------------------------------------------------
+
     def _decide_exec(self, command: str, override: str | None) -> GuardDecision:
         if not command.strip():
-            return GuardDecision(ASK, "empty command", suggested_pattern=None)
-        analysis, reason = self.checker.check(command)
-        first = analysis.segments[0].name if analysis.segments else None
-        if reason:
-            return GuardDecision(DENY, f"refused: {reason}", suggested_pattern=None)
+            return GuardDecision(ASK, "empty command")
+        verdict = self.checker.check(command)
+        if verdict.deny:
+            return GuardDecision(DENY, f"refused: {verdict.deny}")
         if override == "deny":
             return GuardDecision(DENY, "exec is set to deny in the configuration")
-        if not analysis.parsed:
-            return GuardDecision(ASK, f"could not parse the command safely ({analysis.problem})", first)
-        if override == "auto" or self.mode == "yolo":
-            return GuardDecision(ALLOW, suggested_pattern=first)
-        unknown = [s for s in analysis.segments if not self._remembered_segment(s)]
-        if not unknown:
-            return GuardDecision(ALLOW, suggested_pattern=first)
-        return GuardDecision(ASK, f"runs `{unknown[0].name}`", suggested_pattern=unknown[0].name or first)
+        sandbox = self.sandbox
+        label = sandbox.label
+        if verdict.protect:
+            return GuardDecision(
+                ASK, f"{verdict.protect}; catbuddy asks for every such command", None, sandbox=label,
+                headless=f"Refused: {verdict.protect}, which only the user can approve, one call at a time, and "
+                "this run is headless. Tell the user what to change instead.",
+            )
+        if sandbox.fallback:
+            return GuardDecision(
+                ASK, f"no sandbox ({sandbox.problem}); every command asks", None, sandbox=label,
+                headless=f"Refused: commands cannot be sandboxed here ({sandbox.problem}), so each one needs the "
+                "user's approval, and this run is headless. Tell the user.",
+            )
+        dynamic = verdict.dynamic
+        automatic = override == "auto" or self.mode == "yolo"
+        if dynamic:
+            if automatic and sandbox.active:
+                return GuardDecision(ALLOW, f"runs inside the sandbox: {dynamic[0]}", None, sandbox=label)
+            where = "" if sandbox.active else " and there is no sandbox to contain it"
+            return GuardDecision(
+                ASK, f"catbuddy cannot tell what it runs: {dynamic[0]}{where}", None, sandbox=label,
+                headless=f"Refused: catbuddy cannot tell what this command runs ({dynamic[0]}){where}, so it "
+                "needs the user's approval, and this run is headless. Write it with literal command names "
+                "and arguments instead.",
+            )
+        unknown = self._unremembered(verdict)
+        first = _suggestion(unknown[0]) if unknown else None
+        if automatic or not unknown:
+            return GuardDecision(ALLOW, suggested_pattern=first, sandbox=label)
+        return GuardDecision(ASK, f"runs `{unknown[0].name or unknown[0].source}`", first, sandbox=label)
+
+    def _unremembered(self, verdict: Verdict) -> list[Segment]:
+        return [s for s in verdict.parsed.segments if not s.container and not self._remembered_segment(s)]
 
     def _remembered_segment(self, segment: Segment) -> bool:
-        if set(segment.wrappers) & PRIVILEGE_WRAPPERS or not segment.words:
+        if segment.rough or segment.dynamic or segment.inline_code is not None or not segment.words:
+            return False
+        if set(segment.wrappers) & PRIVILEGE_WRAPPERS:
             return False  # remembering `pytest` must not allow `sudo pytest`
-        text = " ".join([segment.name, *segment.args])
-        return any(text == p or text.startswith(p + " ") for p in self.remembered)
+        if any(name in LOADER_VARIABLES or name.startswith(("LD_", "DYLD_")) for name in segment.assignments):
+            return False
+        words = [w.static for w in segment.words]
+        for prefix in self.prefixes:
+            if len(prefix) <= len(words) and all(words[i] == part for i, part in enumerate(prefix)):
+                return True
+        return False
+
+
+def _suggestion(segment: Segment) -> str | None:
+    """The prefix "allow for this session" would remember for ``segment``; None if it cannot be one."""
+    if segment.rough or segment.dynamic or segment.inline_code is not None or not segment.words:
+        return None
+    words = [w.static for w in segment.words]
+    if words[0] is None:
+        return None
+    tokens = [words[0]]
+    rest = words[1:]
+    name = os.path.basename(words[0])
+    if interpreter_family(name) is not None:
+        if len(rest) >= 2 and rest[0] == "-m" and rest[1] is not None:
+            tokens += ["-m", rest[1]]
+        elif rest and rest[0] is not None and not rest[0].startswith("-"):
+            tokens.append(rest[0])
+    elif name in SUBCOMMAND_PROGRAMS and rest and rest[0] is not None and not rest[0].startswith("-"):
+        tokens.append(rest[0])
+    return shlex.join(tokens)

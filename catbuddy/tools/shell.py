@@ -1,11 +1,14 @@
-"""The exec tool: one bash command in the work root, in its own process group.
+"""The exec tool: one bash command in the work root, inside the OS sandbox when one is available.
 
 ``bash -c`` rather than ``bash -lc``: a login shell sources the user's profile files on every call,
 which is slow, may print banners or change directory, and makes results differ between machines.
-The environment catbuddy was started with is passed through, so PATH and virtualenvs still work.
+The environment catbuddy was started with is passed through, minus every secret (catbuddy.sandbox.
+environment), so PATH and virtualenvs still work but API keys do not reach the command.
 
-The whole process group is killed (SIGTERM, then SIGKILL after a grace period) on timeout and when
-the awaiting task is cancelled (Esc / stop), so no child keeps running behind the user's back.
+Nothing the command starts outlives the call (catbuddy.sandbox.launch): in the sandbox its PID namespace
+dies with it; without one, a subreaper supervisor kills what is left. On timeout and when the awaiting
+task is cancelled (Esc / stop, SIGTERM), the process group gets SIGTERM, then SIGKILL after a grace
+period; if catbuddy itself dies, by any signal, the kernel tells bwrap or the supervisor to clean up.
 """
 
 from __future__ import annotations
@@ -17,17 +20,21 @@ import signal
 import time
 from typing import Any
 
+from catbuddy import sandbox
+from catbuddy.sandbox.classify import sandbox_note
+from catbuddy.sandbox.environment import exec_environment
+from catbuddy.sandbox.launch import plan
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
-from catbuddy.tools.guard import CommandChecker
+from catbuddy.tools.deny import CommandChecker
 from catbuddy.tools.output import HeadTailBuffer
+from catbuddy.tools.protected import ProtectedPlaces
 
 EXEC_MAX_OUTPUT_CHARS = 30_000
 KILL_GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
-PIPE_DRAIN_SECONDS = 1.0  # after bash exits, how long background children may keep the pipe open
+PIPE_DRAIN_SECONDS = 1.0  # after the command exits, how long stray children may keep the pipe open
 READ_CHUNK = 65_536
-POLL_SECONDS = 0.05  # how often we look whether bash has exited
-# Pagers and editors would wait for a terminal that is not there.
-NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+POLL_SECONDS = 0.05  # how often we look whether the command has exited (after the first second)
+FAST_POLL_SECONDS = 0.01
 
 
 class ExecTool(Tool):
@@ -35,7 +42,11 @@ class ExecTool(Tool):
     description = (
         "Run a bash command in the work root (non-interactive: stdin is empty). Returns stdout and stderr "
         "merged, and the exit code. Default timeout 60 s, at most 600 s; on timeout the command and all "
-        "its children are killed. Output over 30,000 characters is cut in the middle."
+        "its children are killed, and background processes (`cmd &`) do not outlive the call. Commands run "
+        "in a sandbox when one is available: only the work root and /tmp are writable and the network is "
+        "off unless the user allowed it; a result says when the sandbox was the reason it failed. "
+        "Secrets (API keys, tokens) are not in its environment. Output over 30,000 characters is cut in "
+        "the middle."
     )
     parameters = {
         "type": "object",
@@ -51,14 +62,30 @@ class ExecTool(Tool):
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ToolError("`command` must be a non-empty string.")
-        settings = ctx.settings.tools
+        settings = ctx.settings
         # The approval policy checked this already; checking again keeps exec safe on its own.
-        checker = CommandChecker(settings.deny_patterns, home=ctx.workspace.home, work_root=ctx.work_root)
-        _, reason = checker.check(command)
-        if reason:
-            raise ToolError(f"Refused: {reason}. This command is blocked in every approval mode.")
-        timeout, note = _timeout(args.get("timeout"), settings.exec_timeout, settings.exec_max_timeout)
-        return await run_command(command, str(ctx.work_root), timeout, note)
+        checker = CommandChecker(settings.tools.deny_patterns, home=ctx.workspace.home, work_root=ctx.work_root)
+        verdict = await asyncio.to_thread(checker.check, command)
+        if verdict.deny:
+            raise ToolError(f"Refused: {verdict.deny}. This command is blocked in every approval mode.")
+        timeout, note = _timeout(args.get("timeout"), settings.tools.exec_timeout, settings.tools.exec_max_timeout)
+        status = await asyncio.to_thread(sandbox.status, settings)
+        launch = plan(command, status=status, work_root=ctx.work_root, home=ctx.workspace.home)
+        environment = exec_environment(
+            os.environ,
+            key_variables=settings.key_variables(),
+            secrets=settings.held_secrets(),
+            allow=settings.sandbox.env_allow,
+        )
+        result = await run_command(launch.argv, str(ctx.work_root), timeout, note, env=environment.env)
+        result.meta["sandbox"] = status.label
+        if launch.sandboxed:
+            own = [str(p) for p in ProtectedPlaces.of(ctx.workspace.home, ctx.work_root).homes]
+            own.append(str(ctx.work_root / ".catbuddy"))
+            extra = sandbox_note(result.content, result.meta.get("exit_code"), status, own, str(ctx.work_root))
+            if extra:
+                result.content += "\n" + extra
+        return result
 
 
 def _timeout(value: Any, default: int, maximum: int) -> tuple[float, str]:
@@ -71,23 +98,23 @@ def _timeout(value: Any, default: int, maximum: int) -> tuple[float, str]:
     return float(value), ""
 
 
-async def run_command(command: str, cwd: str, timeout: float, note: str = "") -> ToolResult:
-    env = {**os.environ, **NON_INTERACTIVE_ENV}
+async def run_command(
+    argv: list[str], cwd: str, timeout: float, note: str = "", *, env: dict[str, str] | None = None
+) -> ToolResult:
+    """Run ``argv`` (bwrap, the supervisor, or bash) in its own session and process group."""
     started = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            command,
+            *argv,
             cwd=cwd,
-            env=env,
+            env=env if env is not None else dict(os.environ),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,  # its own process group, so we can kill every child
         )
     except OSError as exc:
-        raise ToolError(f"Could not start bash: {exc}") from None
+        raise ToolError(f"Could not start {argv[0]}: {exc}") from None
     buffer = HeadTailBuffer()
     reader = asyncio.create_task(_pump(proc, buffer))
     timed_out = False
@@ -168,15 +195,18 @@ def _is_live_member(pid: int, pgid: int) -> bool:
 
 
 async def _exited(proc: asyncio.subprocess.Process, timeout: float) -> bool:
-    """Whether bash exits within ``timeout``. Polled, because ``Process.wait()`` also waits for the
-    pipes to close, which a background child (`server &`) can hold open indefinitely."""
-    deadline = time.monotonic() + timeout
-    delay = 0.005
+    """Whether the command exits within ``timeout``. Polled, because ``Process.wait()`` also waits for the
+    pipes to close, which a background child (`server &`) can hold open indefinitely. The first polls
+    are close together: most commands end within milliseconds."""
+    started = time.monotonic()
+    deadline = started + timeout
+    delay = 0.002
     while proc.returncode is None:
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if now >= deadline:
             return False
-        await asyncio.sleep(min(delay, max(deadline - time.monotonic(), 0)))
-        delay = min(delay * 2, POLL_SECONDS)
+        await asyncio.sleep(min(delay, max(deadline - now, 0)))
+        delay = min(delay * 1.5, FAST_POLL_SECONDS if now - started < 1.0 else POLL_SECONDS)
     return True
 
 
@@ -195,6 +225,8 @@ def _result(
         lines.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
     elif code is not None and code < 0:
         lines.append(f"Killed by signal {-code} ({_signal_name(-code)}).")
+    elif code is not None and code > 128 and _signal_name(code - 128) != "unknown signal":
+        lines.append(f"Exit code: {code} (128 + {_signal_name(code - 128)}: killed by a signal)")
     else:
         lines.append(f"Exit code: {code}")
     if detached:

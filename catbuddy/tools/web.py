@@ -43,9 +43,45 @@ SEARCH_ENDPOINTS = {
 # --- address checks ----------------------------------------------------------------------------------
 
 
+NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+# RFC 6052: where the IPv4 address sits (byte offsets, skipping the "u" byte 8) for each prefix length.
+NAT64_LAYOUTS = ((6, 7, 9, 10), (7, 9, 10, 11), (9, 10, 11, 12), (12, 13, 14, 15))  # /48 /56 /64 /96
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address stands for: IPv4-mapped, 6to4, Teredo (server and client),
+    NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48, every RFC 6052 layout), IPv4-compatible."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    packed = ip.packed
+    if ip in NAT64_WELL_KNOWN:
+        return [ipaddress.IPv4Address(packed[12:])]
+    if ip in NAT64_LOCAL:
+        return [ipaddress.IPv4Address(bytes(packed[i] for i in layout)) for layout in NAT64_LAYOUTS]
+    if int(ip) >> 32 == 0 and int(ip) > 1:  # ::a.b.c.d, IPv4-compatible (not :: or ::1)
+        return [ipaddress.IPv4Address(packed[12:])]
+    return []
+
+
 def refused_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """Why an address may not be fetched from; an IPv6 form embedding IPv4 is judged by what it embeds."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = embedded_ipv4(ip)
+        if embedded:
+            for inner in embedded:
+                reason = _address_reason(inner)
+                if reason:
+                    return f"{reason} (IPv4 {inner} inside {ip})"
+            return None
+    return _address_reason(ip)
+
+
+def _address_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     for label, flag in (
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),

@@ -21,6 +21,7 @@ from catbuddy.agent import events as ev
 from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
+from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
 from catbuddy.tui.screens.setup import SetupResult, SetupScreen
 from catbuddy.tui.slash import SlashCommands
@@ -80,6 +81,7 @@ class CatbuddyApp(SlashCommands):
         self._approvals: dict[str, ApprovalScreen] = {}
         self._last_ctrl_c = 0.0
         self._closed = False
+        self._remove_stop_signals: Callable[[], None] | None = None
 
     # --- layout and start-up ------------------------------------------------------------------
 
@@ -104,6 +106,10 @@ class CatbuddyApp(SlashCommands):
         self.status.set(model=self.settings.model or "", approval=self.settings.approval, state="starting")
         self.prompt.focus()
         self.run_worker(self._pump(), name="event-pump", group="pump")
+        # SIGTERM and SIGHUP end the app as Ctrl+C twice does: the turn stops (stop record, children
+        # killed), the session closes, the resume command is printed.
+        _, self._remove_stop_signals = install_stop_signals(self._stop_signal)
+        self.run_worker(self._show_sandbox(), name="sandbox-status", group="sandbox")
         if not self.settings.model_configured:
             self.status.set(state="setup")
             self.push_screen(
@@ -114,6 +120,15 @@ class CatbuddyApp(SlashCommands):
             )
             return
         self.call_after_refresh(self._after_first_frame)
+
+    def _stop_signal(self, signum: int) -> None:
+        self.call_later(self.quit)  # as the second Ctrl+C does, from the app's own message queue
+
+    async def _show_sandbox(self) -> None:
+        from catbuddy import sandbox
+
+        current = await asyncio.to_thread(sandbox.status, self.settings)  # probes bwrap once, off the loop
+        self.status.set(sandbox=current.label)
 
     def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
@@ -410,6 +425,8 @@ class CatbuddyApp(SlashCommands):
             self.log.error(f"closing the loop failed: {exc}")
 
     async def on_unmount(self) -> None:
+        if self._remove_stop_signals is not None:
+            self._remove_stop_signals()
         await self.shutdown()
 
 

@@ -73,25 +73,6 @@ def assert_valid_request(messages: list[dict[str, Any]]) -> None:
     assert not problems, problems
 
 
-def live_group_members(pgid: int) -> list[int]:
-    """Processes (zombies excluded) still in process group ``pgid``, read from /proc."""
-    import os
-
-    members = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
-            members.append(int(name))
-    return members
-
-
 async def wait_for_file(path: Any, timeout: float = 10.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -7,11 +7,11 @@ import time
 
 from agent_helpers import (
     assert_valid_request,
-    live_group_members,
     session_events,
     session_messages,
     wait_for_file,
 )
+from process_helpers import unique_sleep, wait_until_gone, wait_until_running
 
 from catbuddy.agent.events import (
     ApprovalRequested,
@@ -74,22 +74,22 @@ async def test_the_loop_takes_the_next_turn_after_a_stop(scripted_llm, make_loop
 async def test_stop_mid_tool_kills_the_process_group_and_answers_the_call_as_cancelled(
     workspace, scripted_llm, make_loop
 ):
-    pid_file = workspace.work_root / "pid.txt"
+    sleep = unique_sleep()  # found in /proc also inside the sandbox's PID namespace
     scripted_llm.push(
-        Reply.tool_call("exec", {"command": "echo $$ > pid.txt; sleep 30"}, id="call_sleep"),
+        Reply.tool_call("exec", {"command": f"echo started > started.txt; {sleep} & {sleep}"}, id="call_sleep"),
         Reply.text("ok"),
     )
     loop, events = await make_loop(scripted_llm, approval="yolo")
 
     loop.submit("sleep")
-    pgid = int(await wait_for_file(pid_file))
-    assert live_group_members(pgid)
+    await wait_for_file(workspace.work_root / "started.txt")
+    assert wait_until_running(sleep, count=2)
     started = time.monotonic()
     await loop.stop()
     took = time.monotonic() - started
 
     assert took < STOP_DEADLINE
-    assert live_group_members(pgid) == []
+    assert wait_until_gone(sleep, timeout=0.5) == []
     assert events.of(TurnEnded)[-1].reason is TurnEndReason.STOPPED
     messages = session_messages(loop)
     assert messages[-1] == {"role": "tool", "tool_call_id": "call_sleep", "content": CANCELLED_RESULT}

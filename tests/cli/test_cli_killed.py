@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from process_helpers import unique_sleep, wait_until_gone, wait_until_running
 
 from catbuddy.context.governor import protocol_problems
 from catbuddy.testing.script import Reply
@@ -26,8 +26,9 @@ def wait_for_text(path: Path, timeout: float = 30.0) -> str:
 
 
 def test_a_run_killed_mid_tool_can_be_continued(cli, scripted_llm, project, llm_env):
+    sleep = unique_sleep()
     scripted_llm.push(
-        Reply.tool_call("exec", {"command": "echo $$ > pid.txt; sleep 30"}, id="call_sleep", delay=0.05),
+        Reply.tool_call("exec", {"command": f"echo go > started.txt; {sleep}"}, id="call_sleep", delay=0.05),
         Reply.text("Picked up where we left off."),
     )
     process = subprocess.Popen(
@@ -37,18 +38,16 @@ def test_a_run_killed_mid_tool_can_be_continued(cli, scripted_llm, project, llm_
         stderr=subprocess.PIPE,
         env=llm_env,
     )
-    pgid = 0
     try:
-        pgid = int(wait_for_text(project / "pid.txt"))
+        wait_for_text(project / "started.txt")
+        assert wait_until_running(sleep)
         process.kill()
         process.wait(10)
     finally:
         if process.poll() is None:
             process.kill()
-        if pgid:  # the orphaned `sleep` lives in its own group: clean it up
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pgid, signal.SIGKILL)
     assert process.returncode == -signal.SIGKILL
+    assert wait_until_gone(sleep) == []  # the exec child died with catbuddy
 
     done = cli("run", "--continue", "go on")
 

@@ -140,7 +140,7 @@ def test_mcp_servers_in_claude_shape(dirs) -> None:
         '[mcpServers.time]\ncommand = "mcp-server-time"\nargs = ["--local-timezone", "UTC"]\n'
         '[mcpServers.web]\nurl = "http://127.0.0.1:9000/mcp"\nheaders = { Authorization = "Bearer x" }\n',
     )
-    settings = load_settings(home, root, env={})
+    settings = load_settings(home, root, env={}, trust_project=True)  # a project's servers need trust
     assert settings.mcp_servers["time"].args == ("--local-timezone", "UTC")
     assert settings.mcp_servers["web"].url.endswith("/mcp")
     assert "Bearer x" not in str(settings.redacted())

@@ -1,4 +1,5 @@
-"""The model may maintain its own global files (memory, user profile, skills, config) outside the work root."""
+"""The model may maintain its own global memory files outside the work root; the global config and the
+rest of the home it may write only with the user's approval of that call (see test_guard_protected)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,13 @@ def test_tilde_catbuddy_means_the_configured_home(ctx: ToolContext) -> None:
     assert path == (ctx.workspace.global_workspace / "USER.md").resolve()
 
 
-def test_global_config_is_writable(ctx: ToolContext) -> None:
-    assert (
+def test_global_config_is_reachable_but_needs_a_grant_to_write(ctx: ToolContext) -> None:
+    target = (ctx.workspace.home / "config.toml").resolve()
+    assert resolve_path(ctx, "~/.catbuddy/config.toml", for_write=False) == target
+    with pytest.raises(ToolError, match="Only the user can approve"):
         resolve_path(ctx, "~/.catbuddy/config.toml", for_write=True)
-        == (ctx.workspace.home / "config.toml").resolve()
-    )
+    ctx.grants.allow(target)
+    assert resolve_path(ctx, "~/.catbuddy/config.toml", for_write=True) == target
 
 
 def test_session_files_stay_protected(ctx: ToolContext) -> None:

@@ -43,6 +43,7 @@ class FakeReport:
     calibration: float = 1.0
     context_window: int = 32_768
     max_output_tokens: int = 4_096
+    sandbox: str = ""
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """The approval dialog for exec and file writes.
 
 Keys are ignored for ``ARM_DELAY`` seconds after it opens, so a user typing when it pops up does not
-approve something by accident.
+approve something by accident. For exec it shows the sandbox the command will run in. "Allow for this
+session" is offered only when the request has something to remember (a parsed command prefix or a tool
+name); a call that must be approved each time (catbuddy's own files, a command whose effect cannot be
+determined) has no session choice.
 """
 
 from __future__ import annotations
@@ -21,7 +24,22 @@ from textual.widgets.option_list import Option
 from catbuddy.agent.events import ApprovalChoice, ApprovalDecision, ApprovalRequested
 
 ARM_DELAY = 0.5
-CHOICE_KEYS = {"1": 0, "y": 0, "2": 1, "a": 1, "3": 2, "n": 2, "4": 3, "d": 3}
+CHOICE_KEYS = {
+    "1": ApprovalChoice.ALLOW_ONCE,
+    "y": ApprovalChoice.ALLOW_ONCE,
+    "2": ApprovalChoice.ALLOW_SESSION,
+    "a": ApprovalChoice.ALLOW_SESSION,
+    "3": ApprovalChoice.DENY,
+    "n": ApprovalChoice.DENY,
+    "4": ApprovalChoice.DENY_WITH_NOTE,
+    "d": ApprovalChoice.DENY_WITH_NOTE,
+}
+SANDBOX_LINES = {
+    "workspace-write": ("sandbox workspace-write: writes only in the work root and /tmp, no network", "green"),
+    "read-only": ("sandbox read-only: writes only in /tmp, no network", "green"),
+    "off": ("no sandbox (sandbox = \"off\"): runs with your full permissions", "bold red"),
+    "unavailable": ("no sandbox (bubblewrap unavailable): runs with your full permissions", "bold red"),
+}
 
 
 def preview_renderable(request: ApprovalRequested) -> Syntax | Text:
@@ -40,17 +58,32 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         super().__init__(id="approval")
         self.request = request
         self.arm_delay = arm_delay
+        self.sandbox = request.sandbox  # a SandboxStatus.label, for exec
         self._opened = time.monotonic()
 
     @property
     def pattern(self) -> str:
         return self.request.suggested_pattern
 
+    def choices(self) -> list[ApprovalChoice]:
+        offered = list(ApprovalChoice)
+        if not self.pattern:
+            offered.remove(ApprovalChoice.ALLOW_SESSION)
+        return offered
+
+    def _label(self, choice: ApprovalChoice) -> str:
+        number = list(ApprovalChoice).index(choice) + 1
+        if choice is ApprovalChoice.ALLOW_SESSION:
+            what = f"commands starting with `{self.pattern}`" if self.request.name == "exec" else f"`{self.pattern}`"
+            return f"{number}  Allow for this session  ({what})"
+        return f"{number}  " + {
+            ApprovalChoice.ALLOW_ONCE: "Allow once",
+            ApprovalChoice.DENY: "Deny",
+            ApprovalChoice.DENY_WITH_NOTE: "Deny with a note to the model",
+        }[choice]
+
     def compose(self) -> ComposeResult:
         request = self.request
-        session_label = "Allow for this session"
-        if self.pattern:
-            session_label += f"  (any `{self.pattern}`)"
         with Vertical(id="approval-box"):
             title = Text()
             title.append("Allow ", style="bold")
@@ -60,11 +93,11 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             yield Static(title, id="approval-title")
             with VerticalScroll(id="approval-preview"):
                 yield Static(preview_renderable(request))
+            if request.name == "exec" and self.sandbox in SANDBOX_LINES:
+                line, style = SANDBOX_LINES[self.sandbox]
+                yield Static(Text(line, style=style), id="approval-sandbox")
             yield OptionList(
-                Option("1  Allow once", id=ApprovalChoice.ALLOW_ONCE.value),
-                Option(f"2  {session_label}", id=ApprovalChoice.ALLOW_SESSION.value),
-                Option("3  Deny", id=ApprovalChoice.DENY.value),
-                Option("4  Deny with a note to the model", id=ApprovalChoice.DENY_WITH_NOTE.value),
+                *[Option(self._label(choice), id=choice.value) for choice in self.choices()],
                 id="approval-choices",
             )
             note = Input(
@@ -93,7 +126,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         if event.key in CHOICE_KEYS:
             event.stop()
             event.prevent_default()
-            self.choose(list(ApprovalChoice)[CHOICE_KEYS[event.key]])
+            if CHOICE_KEYS[event.key] in self.choices():
+                self.choose(CHOICE_KEYS[event.key])
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -102,6 +136,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self.choose(ApprovalChoice(event.option.id or ApprovalChoice.DENY.value))
 
     def choose(self, choice: ApprovalChoice) -> None:
+        if choice not in self.choices():
+            return
         if choice is ApprovalChoice.DENY_WITH_NOTE:
             note = self.query_one("#approval-note", Input)
             note.display = True

@@ -60,6 +60,8 @@ def context_table(report: Any) -> Group:
     )
     facts.append(f"calibration ×{report.calibration:.3f} ", style="bold")
     facts.append("(provider-reported prompt tokens ÷ local count)", style="dim")
+    if report.sandbox:
+        facts.append(f"\nexec sandbox: {report.sandbox}")
     return Group(table, Text(""), facts)
 
 

@@ -1,4 +1,5 @@
-"""The always-visible status bar: model, loop state, context used of the budget, approval mode, session."""
+"""The always-visible status bar: model, loop state, context used of the budget, approval mode, the
+sandbox when commands are not sandboxed, session."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from textual.widgets import Static
 BAR_CELLS = 10
 WARN_RATIO = 0.75  # of the compaction threshold: the bar turns yellow
 DANGER_RATIO = 0.95  # and red when compaction is about to run
+
+UNSANDBOXED = ("off", "unavailable")  # sandbox labels the status bar warns about
 
 STATE_STYLES = {
     "idle": "green",
@@ -31,6 +34,7 @@ class StatusInfo:
     session_id: str = ""
     approval: str = ""
     queued: int = 0
+    sandbox: str = ""  # SandboxStatus.label; shown only when commands are not sandboxed
 
 
 def short_tokens(count: int) -> str:
@@ -80,6 +84,9 @@ def render_status(info: StatusInfo) -> Text:
     if info.approval:
         text.append(" │ ", style="dim")
         text.append(f"approval {info.approval}", style="red" if info.approval == "yolo" else "cyan")
+    if info.sandbox in UNSANDBOXED:
+        text.append(" │ ", style="dim")
+        text.append(f"sandbox {info.sandbox}", style="bold red")
     if info.session_id:
         text.append(" │ ", style="dim")
         text.append(f"session {info.session_id}", style="dim")
