@@ -34,6 +34,9 @@ MAX_COMPACT_FAILURES = 3
 EXEC_TIMEOUT = 60
 EXEC_MAX_TIMEOUT = 600
 MAX_ITERATIONS = 50
+REQUEST_TIMEOUT = 600.0  # seconds for a whole answer
+CONNECT_TIMEOUT = 10.0  # seconds to open the connection
+STREAM_IDLE_TIMEOUT = 60.0  # seconds a stream may stay silent (the wait for its first byte included)
 MCP_STARTUP_TIMEOUT = 10.0
 MCP_CALL_TIMEOUT = 60.0
 
@@ -120,7 +123,9 @@ class Settings:
     compact_model: str | None = None
     approval: str = "ask"
     max_iterations: int = MAX_ITERATIONS
-    request_timeout: float = 600.0
+    request_timeout: float = REQUEST_TIMEOUT
+    connect_timeout: float = CONNECT_TIMEOUT
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
     max_retries: int = 4
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
     context: ContextSettings = field(default_factory=ContextSettings)

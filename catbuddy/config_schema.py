@@ -97,6 +97,8 @@ TOP_LEVEL: dict[str, Validator] = {
     "approval": _choice(*APPROVAL_MODES),
     "max_iterations": _int(1),
     "request_timeout": _number(1, 3600),
+    "connect_timeout": _number(0.1, 600),
+    "stream_idle_timeout": _number(0.1, 3600),
     "max_retries": _int(0),
 }
 CONTEXT_KEYS: dict[str, Validator] = {

@@ -24,13 +24,19 @@ CONTEXT_PATTERNS = re.compile(
 
 
 class LLMError(Exception):
-    """A provider call failed. ``message`` says what happened, ``hint`` what the user can do."""
+    """A provider call failed. ``message`` says what happened, ``hint`` what the user can do.
 
-    def __init__(self, message: str, hint: str = "", *, status: int | None = None) -> None:
+    ``partial_text`` is the reply text that had already streamed to the user when the call broke
+    ("" when nothing had): the caller keeps it in the history, marked as cut off."""
+
+    def __init__(
+        self, message: str, hint: str = "", *, status: int | None = None, partial_text: str = ""
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.status = status
+        self.partial_text = partial_text
 
     def __str__(self) -> str:
         return self.message
@@ -70,6 +76,18 @@ class ProviderError(LLMError):
     """Anything else: server errors, timeouts, rejected requests, broken streams."""
 
 
+class EmptyResponse(ProviderError):
+    """The provider answered, but with nothing: no choices, no stream events, or no text and no calls."""
+
+
+class MalformedResponse(ProviderError):
+    """The provider sent a chunk or body that is not a chat completion (bad JSON, wrong shape)."""
+
+
+class StreamInterrupted(ProviderError):
+    """The call broke after part of the reply had streamed; ``partial_text`` holds what arrived."""
+
+
 @dataclass(frozen=True)
 class CallContext:
     """What an error message needs to name: the model, the endpoint, the key's variable."""
@@ -78,7 +96,9 @@ class CallContext:
     base_url: str
     api_key_env: str
     secret: str = ""  # the key itself, only so it can be scrubbed from messages
-    timeout: float | None = None
+    timeout: float | None = None  # request_timeout: the whole answer
+    connect_timeout: float | None = None
+    idle_timeout: float | None = None  # stream_idle_timeout: longest silence inside a stream
 
     def scrub(self, text: str) -> str:
         return redact_text(text, (self.secret,))
