@@ -159,7 +159,9 @@ def _connect_fault(exc: BaseException, ctx: CallContext) -> Fault | None:
             FaultKind.CONNECT,
             True,
             "connection failed",
-            EndpointUnreachable(f"Cannot connect to {ctx.base_url}.", UNREACHABLE_HINT, base_url=ctx.base_url),
+            EndpointUnreachable(
+                f"Cannot connect to {ctx.base_url}.", UNREACHABLE_HINT, base_url=ctx.base_url
+            ),
         )
     return None
 
@@ -216,8 +218,7 @@ def classify(exc: BaseException, ctx: CallContext) -> Fault:
         # httpx's own read timeout, a backstop behind our timer: it only fires past request_timeout
         return _stall_fault(StallTimeout(ctx.timeout or 0, idle=False), ctx)
     if isinstance(exc, openai.APIConnectionError) or any(
-        _named(e, "TransportError", "NetworkError", "RemoteProtocolError", "EndOfStream")
-        for e in _chain(exc)
+        _named(e, "TransportError", "NetworkError", "RemoteProtocolError", "EndOfStream") for e in _chain(exc)
     ):
         return Fault(
             FaultKind.BROKEN,
@@ -229,7 +230,9 @@ def classify(exc: BaseException, ctx: CallContext) -> Fault:
         )
     if isinstance(exc, openai.APIStatusError):
         return Fault(FaultKind.STATUS, is_retryable(exc), retry_reason(exc), from_openai(exc, ctx))
-    if isinstance(exc, openai.APIResponseValidationError | ValueError | TypeError | AttributeError | KeyError):
+    if isinstance(
+        exc, openai.APIResponseValidationError | ValueError | TypeError | AttributeError | KeyError
+    ):
         return Fault(
             FaultKind.MALFORMED,
             True,

@@ -343,4 +343,3 @@ def _check_not_empty(response: LLMResponse, ctx: CallContext, *, events: int | N
             "Rephrase the request, or try again.",
         )
     raise EmptyResponse(f"`{ctx.model}` returned an empty reply (no text and no tool calls).", again)
-

@@ -277,5 +277,8 @@ def response_from_completion(completion: Any) -> LLMResponse:
     content = _optional(message, "content", str, "message") or _optional(message, "refusal", str, "message")
     finish = _optional(choice, "finish_reason", str, "choice")
     return LLMResponse(
-        assistant_message(valid_text(content) if content else None, unique_call_ids(calls)), finish, usage, model
+        assistant_message(valid_text(content) if content else None, unique_call_ids(calls)),
+        finish,
+        usage,
+        model,
     )

@@ -26,20 +26,24 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from catbuddy import __version__
-from catbuddy.messages import strip_runtime_block
+from catbuddy.messages import strip_runtime_block, valid_json
 from catbuddy.redact import redact
 from catbuddy.session.records import (
     COMPACTION_KEYS,
     EVENT_ENVELOPE,
     MESSAGE,
     MESSAGE_ENVELOPE,
+    UTF8_BOM,
     CompactionRecord,
     EventRecord,
     LoadResult,
     MessageRecord,
     MetaRecord,
+    RecordError,
     SessionError,
+    parse_line,
     read_session_file,
+    rebuild_meta,
 )
 
 SESSION_SUFFIX = ".jsonl"
@@ -55,6 +59,8 @@ _SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # inside content). The spaced form covers files written by json.dumps defaults.
 _MESSAGE_LINE_PREFIXES = (b'{"type":"message"', b'{"type": "message"')
 _USER_ROLE_KEYS = (b'"role":"user"', b'"role": "user"')
+_META_LINE_PREFIXES = (b'{"type":"meta"', b'{"type": "meta"')
+META_REBUILT = "no meta line: rebuilt it from the other records (the id from the file name)"
 
 
 class SessionLocked(SessionError):
@@ -89,7 +95,8 @@ class SessionInfo:
     first_user_message: str  # without catbuddy's trailing "[runtime: …]" block
     size_bytes: int
     model: str
-    work_root: str
+    work_root: str  # "" when the meta line is lost: the session still belongs to this folder's list
+    problems: tuple[str, ...] = ()  # what listing had to repair (a rebuilt meta line)
 
 
 def now_ts() -> str:
@@ -131,13 +138,20 @@ class Session:
         return self._file is None
 
     def append_message(self, message: Mapping[str, Any]) -> str:
-        """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …)."""
+        """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …).
+
+        Text that cannot be UTF-8 (lone surrogates) is stored as U+FFFD, and a ``dict`` message is
+        repaired in place the same way, so the history in memory always equals the file."""
         if not isinstance(message.get("role"), str):
             raise ValueError(f"a message needs a string 'role', got {message.get('role')!r}")
         _check_reserved("message", message, MESSAGE_ENVELOPE)
         record = MessageRecord(id=self._new_id(MESSAGE_ID_PREFIX), ts=now_ts(), message=dict(message))
         self._next_message += 1  # even if the write fails: it may have reached the disk
-        self._write(record.to_json())
+        cleaned = self._write(record.to_json())
+        if cleaned is not None and isinstance(message, dict):
+            repaired = {k: v for k, v in cleaned.items() if k not in MESSAGE_ENVELOPE}
+            message.clear()
+            message.update(repaired)
         return record.id
 
     def append_compaction(self, summary: str, folded_through: str, **extra: Any) -> str:
@@ -192,10 +206,11 @@ class Session:
         number = self._next_message if prefix == MESSAGE_ID_PREFIX else self._next_compaction
         return f"{prefix}{number:0{ID_DIGITS}d}"
 
-    def _write(self, obj: dict[str, Any]) -> None:
+    def _write(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Append one record; returns the record as repaired when its text had to be, else None."""
         if self._file is None:
             raise SessionClosed(f"session {self.id} is closed; open it again to append")
-        line = _encode_line(obj)
+        line, cleaned = _encode_line(obj)
         self._unread_load = None
         if self._write_failed:
             line = b"\n" + line  # a failed write (disk full, …) may have left half a line behind
@@ -207,6 +222,7 @@ class Session:
             self._write_failed = True
             raise
         self._write_failed = False
+        return cleaned
 
 
 class SessionStore:
@@ -236,7 +252,7 @@ class SessionStore:
                 model=model,
                 catbuddy_version=__version__,
             )
-            handle.write(_encode_line(meta.to_json()))
+            handle.write(_encode_line(meta.to_json())[0])
             handle.flush()
             os.fsync(handle.fileno())
         return Session(path, meta, lock_fd, next_message=1, next_compaction=1, secrets=self.secrets)
@@ -253,10 +269,12 @@ class SessionStore:
         try:
             loaded = read_session_file(path)
             _end_with_newline(path)
+            if loaded.meta is None:
+                loaded.meta = _repair_meta(path, session_id, loaded)
         except BaseException:
             _release_lock(lock_fd)
             raise
-        meta = loaded.meta or MetaRecord(session_id=session_id)
+        meta = loaded.meta
         compactions = (r.id for r in loaded.records if isinstance(r, CompactionRecord))
         return Session(
             path,
@@ -273,7 +291,7 @@ class SessionStore:
         wanted = str(Path(work_root).expanduser().resolve()) if work_root is not None else None
         for path, stat in sorted(self._session_files(), key=lambda ps: ps[1].st_mtime_ns, reverse=True):
             info = _scan(path, stat)
-            if info is not None and (wanted is None or info.work_root == wanted):
+            if info is not None and (wanted is None or info.work_root in (wanted, "")):
                 return info
         return None
 
@@ -302,7 +320,7 @@ class SessionStore:
 
     def _resolve_id(self, session_id: str) -> str:
         how = f"run `catbuddy sessions` (or /sessions) to see the sessions of this directory ({self.sessions_dir})"
-        if not _SESSION_ID_RE.match(session_id or ""):
+        if session_id_problem(session_id):
             raise SessionNotFound(f"{session_id!r} is not a session id; {how}")
         if self.path_for(session_id).is_file():
             return session_id
@@ -317,6 +335,16 @@ class SessionStore:
         raise SessionNotFound(f"no session {session_id!r}; {how}")
 
 
+def session_id_problem(session_id: Any) -> str:
+    """Why ``session_id`` cannot name a session ("" when it can): ids are letters, digits, ``.``, ``_``
+    and ``-``, starting with a letter or digit (so no path, no option, never empty)."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        return "a session id cannot be empty"
+    if not _SESSION_ID_RE.match(session_id):
+        return "not a session id (ids look like 20261202-102040-ab12cd; a unique prefix will do)"
+    return ""
+
+
 def _check_reserved(what: str, data: Mapping[str, Any], reserved: frozenset[str]) -> None:
     clash = sorted(set(data) & reserved)
     if clash:
@@ -325,17 +353,22 @@ def _check_reserved(what: str, data: Mapping[str, Any], reserved: frozenset[str]
         )
 
 
-def _encode_line(obj: dict[str, Any]) -> bytes:
-    """One compact JSON line. Serialised fully before anything is written, so a bad value writes nothing."""
+def _encode_line(obj: dict[str, Any]) -> tuple[bytes, dict[str, Any] | None]:
+    """One compact JSON line, and the record as repaired if its text had to be (else None).
+
+    Serialised fully before anything is written, so a bad value writes nothing. Lone surrogates (tool
+    output decoded with surrogateescape, a split emoji) cannot be UTF-8: they are stored as U+FFFD."""
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        return (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates (e.g. tool output decoded with surrogateescape) cannot be UTF-8; escaped
-        # JSON keeps them, so the record still loads back exactly.
-        return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record is not JSON-serialisable: {exc}") from None
+    try:
+        return (text + "\n").encode("utf-8"), None
+    except UnicodeEncodeError:
+        cleaned = valid_json(obj)
+        return (json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+            "utf-8"
+        ), cleaned
 
 
 def _acquire_lock(lock_path: Path, session_id: str) -> int:
@@ -360,6 +393,23 @@ def _release_lock(fd: int) -> None:
         os.ftruncate(fd, 0)  # no pid left behind to mislead a reader
     finally:
         os.close(fd)  # closing the descriptor drops the flock
+
+
+def _repair_meta(path: Path, session_id: str, loaded: LoadResult) -> MetaRecord:
+    """The meta line is lost: rebuild it, append it (the reader takes a meta record anywhere in the
+    file, so the repair lasts), and report it. Appending never touches the lines already there."""
+    meta = rebuild_meta(session_id, loaded.records)
+    line, _ = _encode_line(meta.to_json())
+    try:
+        with path.open("ab") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        done = "; appended the rebuilt meta record"
+    except OSError as exc:
+        done = f"; could not append it ({exc.strerror or exc})"
+    loaded.problems.insert(0, f"{path.name}: {META_REBUILT}{done}")
+    return meta
 
 
 def _end_with_newline(path: Path) -> None:
@@ -387,9 +437,14 @@ def _scan(path: Path, stat: os.stat_result) -> SessionInfo | None:
     except OSError:
         return None  # vanished or unreadable while listing: not worth failing the whole list
     first_break = data.find(b"\n")
-    meta = _parse_meta(data if first_break < 0 else data[:first_break])
+    meta = _parse_meta(data if first_break < 0 else data[:first_break]) or _find_meta(data)
+    problems: tuple[str, ...] = ()
+    session_id = path.name[: -len(SESSION_SUFFIX)]
+    if meta is None and data.strip():
+        meta = MetaRecord(session_id=session_id, created_at=_first_ts(data))
+        problems = (META_REBUILT,)
     return SessionInfo(
-        id=path.name[: -len(SESSION_SUFFIX)],
+        id=session_id,
         path=path,
         created_at=_parse_time(meta.created_at) if meta else None,
         last_activity=datetime.fromtimestamp(stat.st_mtime, UTC),
@@ -398,7 +453,29 @@ def _scan(path: Path, stat: os.stat_result) -> SessionInfo | None:
         size_bytes=stat.st_size,
         model=meta.model if meta else "",
         work_root=meta.work_root if meta else "",
+        problems=problems,
     )
+
+
+def _find_meta(data: bytes) -> MetaRecord | None:
+    """A meta record that is not on the first line: the one appended when a lost meta line was rebuilt."""
+    for prefix in _META_LINE_PREFIXES:
+        start = data.rfind(b"\n" + prefix)
+        if start >= 0:
+            end = data.find(b"\n", start + 1)
+            meta = _parse_meta(data[start + 1 : end if end >= 0 else len(data)])
+            if meta is not None:
+                return meta
+    return None
+
+
+def _first_ts(data: bytes) -> str:
+    """The time of the first record that has one (for a session whose meta line is lost)."""
+    for line in data.split(b"\n", 20)[:20]:
+        obj = _parse(line)
+        if obj is not None and isinstance(obj.get("ts"), str):
+            return str(obj["ts"])
+    return ""
 
 
 def _count_messages(data: bytes) -> int:
@@ -436,20 +513,27 @@ def _first_user_text(data: bytes) -> str:
         start = line_end
 
 
-def _parse_meta(line: bytes) -> MetaRecord | None:
+def _parse(line: bytes) -> dict[str, Any] | None:
+    """One line as a JSON object, within the reader's bounds (size, nesting); None if it is not one."""
     try:
-        obj = json.loads(line.decode("utf-8"))
-        return MetaRecord.from_json(obj) if isinstance(obj, dict) and obj.get("type") == "meta" else None
-    except ValueError:
+        return parse_line(line.strip())[0]
+    except RecordError:
+        return None
+
+
+def _parse_meta(line: bytes) -> MetaRecord | None:
+    obj = _parse(line.removeprefix(UTF8_BOM))
+    if obj is None or obj.get("type") != "meta":
+        return None
+    try:
+        return MetaRecord.from_json(obj)
+    except RecordError:
         return None
 
 
 def _user_text(line: bytes) -> str | None:
-    try:
-        obj = json.loads(line.decode("utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or obj.get("type", MESSAGE) != MESSAGE or obj.get("role") != "user":
+    obj = _parse(line)
+    if obj is None or obj.get("type", MESSAGE) != MESSAGE or obj.get("role") != "user":
         return None
     content = obj.get("content")
     if isinstance(content, list):  # content parts: keep the text ones

@@ -71,11 +71,10 @@ def test_a_stall_mid_stream_sends_headers_and_some_chunks_then_nothing() -> None
 
 def test_closing_the_server_ends_a_stall() -> None:
     llm = ScriptedLLM([{"stall_after": 0}]).start()
-    with pytest.raises(httpx.HTTPError):
-        with httpx.Client(timeout=httpx.Timeout(5, read=2)) as sync:
-            request = sync.build_request("POST", f"{llm.base_url}/chat/completions", json=STREAM)
-            threading.Timer(0.2, llm.close).start()
-            sync.send(request)
+    with pytest.raises(httpx.HTTPError), httpx.Client(timeout=httpx.Timeout(5, read=2)) as sync:
+        request = sync.build_request("POST", f"{llm.base_url}/chat/completions", json=STREAM)
+        threading.Timer(0.2, llm.close).start()
+        sync.send(request)
     assert llm.requests[0].outcome == "stalled (server closed)"
 
 
