@@ -187,12 +187,35 @@ ENV_VARS: dict[str, str] = {
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(str(path), "(file)", "a readable file", hint=exc.strerror or str(exc)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, data, exc) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "(file)", "valid TOML", hint=f"{exc}") from None
-    except OSError as exc:
-        raise ConfigError(str(path), "(file)", "a readable file", hint=str(exc)) from None
+
+
+def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> ConfigError:
+    """Name the line, and the key on it, where the first byte that is not UTF-8 sits."""
+    line_no = data.count(b"\n", 0, exc.start) + 1
+    start = data.rfind(b"\n", 0, exc.start) + 1
+    end = data.find(b"\n", exc.start)
+    line = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+    key, sep, _ = line.partition("=")
+    where = key.strip() if sep and key.strip() else f"(line {line_no})"
+    byte = data[exc.start : exc.start + 1].hex()
+    return ConfigError(
+        str(path),
+        where,
+        "UTF-8 text",
+        hint=f"Line {line_no} has the byte 0x{byte}, which is not UTF-8 (TOML files must be UTF-8). "
+        "Re-save the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`, or retype that value",
+    )
 
 
 def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,7 +245,7 @@ def load_settings(
     merged: dict[str, Any] = {}
     sources: list[str] = []
     for path in config_files(global_home, work_root):
-        if path.is_file():
+        if path.exists():  # a folder or an unreadable file in its place is an error, not "no config"
             merged = _merge(merged, validate_layer(str(path), read_toml(path)))
             sources.append(str(path))
     for var, key in ENV_VARS.items():

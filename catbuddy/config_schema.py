@@ -6,6 +6,7 @@ Errors name the source (file, "environment" or "command-line flags"), the key an
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -82,6 +83,23 @@ def _str_list(source: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _regex_list(source: str, key: str, value: Any) -> tuple[str, ...]:
+    patterns = _str_list(source, key, value)
+    for index, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(
+                source,
+                f"{key}[{index}]",
+                "a valid regular expression",
+                pattern,
+                hint=f"{exc}. Escape characters that are special in regexes with a backslash "
+                "(e.g. \\( or \\*), or remove the pattern",
+            ) from None
+    return patterns
+
+
 def _str_table(source: str, key: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ConfigError(source, key, "a table of string values", value)
@@ -120,7 +138,7 @@ TOOLS_KEYS: dict[str, Validator] = {
     "web_search_backend": _choice("", "brave", "tavily", "searxng"),
     "web_search_url": _str,
     "web_search_api_key_env": _str,
-    "deny_patterns": _str_list,
+    "deny_patterns": _regex_list,
     "allow_commands": _str_list,
 }
 MODEL_KEYS: dict[str, Validator] = {
