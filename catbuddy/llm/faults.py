@@ -5,7 +5,7 @@ malformed chunk, our own stall timer, anything else) is classified into a ``Faul
 provider never lets anything but an ``LLMError`` out. Kinds differ in how often they are retried:
 
 - ``connect`` (refused, unknown host, connect timeout) fails fast: one retry at most, after a short
-  pause, so a wrong base URL is reported within a few seconds;
+  pause (0.25 s), so a wrong base URL is reported within a few seconds;
 - ``stall`` (no byte for ``stream_idle_timeout``) is retried once: each attempt already cost a full
   timeout; ``timeout`` (no complete answer within ``request_timeout``) is not retried at all;
 - ``broken``, ``malformed`` and retryable HTTP statuses get the configured ``max_retries``;
@@ -63,7 +63,7 @@ RETRY_CAPS: dict[FaultKind, int | None] = {
 
 
 class StallTimeout(TimeoutError):
-    """Raised by the provider's own timer: ``idle`` (no byte for ``seconds``) or the total deadline."""
+    """A call ran out of time: ``idle`` (no byte for ``seconds``) or past its total deadline."""
 
     def __init__(self, seconds: float, *, idle: bool) -> None:
         super().__init__(f"no data for {seconds:g} s" if idle else f"no complete answer in {seconds:g} s")
@@ -215,7 +215,9 @@ def classify(exc: BaseException, ctx: CallContext) -> Fault:
     if connect is not None:
         return connect
     if isinstance(exc, openai.APITimeoutError) or any(_named(e, "TimeoutException") for e in _chain(exc)):
-        # httpx's own read timeout, a backstop behind our timer: it only fires past request_timeout
+        # httpx's read timeout: stream_idle_timeout for a stream, request_timeout otherwise
+        if ctx.idle_timeout is not None:
+            return _stall_fault(StallTimeout(ctx.idle_timeout, idle=True), ctx)
         return _stall_fault(StallTimeout(ctx.timeout or 0, idle=False), ctx)
     if isinstance(exc, openai.APIConnectionError) or any(
         _named(e, "TransportError", "NetworkError", "RemoteProtocolError", "EndOfStream") for e in _chain(exc)

@@ -54,7 +54,7 @@ BACKOFF_BASE = 1.0  # seconds before the first retry; doubles each time
 BACKOFF_CAP = 30.0
 BACKOFF_JITTER = 0.25  # ± this fraction, so many clients do not retry in step
 RETRY_AFTER_CAP = 60.0  # a server asking for longer gets this, and we fail after max_retries anyway
-CONNECT_RETRY_DELAY = 0.5  # refused / unknown host: one quick retry, so the error comes within seconds
+CONNECT_RETRY_DELAY = 0.25  # refused / unknown host: one quick retry, so the error comes within seconds
 
 RetryCallback = Callable[[int, float, str], Awaitable[None] | None]
 Message = dict[str, Any]
@@ -154,7 +154,7 @@ class Provider:
         # OpenAI's newer models refuse max_tokens; most compatible servers only know max_tokens.
         return {"max_completion_tokens" if self.uses_openai else "max_tokens": max_tokens}
 
-    def _context(self, model: str) -> CallContext:
+    def _context(self, model: str, *, streaming: bool = True) -> CallContext:
         return CallContext(
             model,
             self.base_url,
@@ -162,7 +162,7 @@ class Provider:
             self._api_key,
             self.timeout,
             self.connect_timeout,
-            self.idle_timeout,
+            self.idle_timeout if streaming else None,  # an unstreamed answer has only the total
         )
 
     # --- retries --------------------------------------------------------------------------------
@@ -195,18 +195,16 @@ class Provider:
     def _deadline(self) -> float:
         return time.monotonic() + self.timeout
 
-    def _wait(self, deadline: float) -> tuple[float, bool]:
-        """How long the next read may take, and whether that limit is the idle one (or the total)."""
-        left = max(0.0, deadline - time.monotonic())
-        return (self.idle_timeout, True) if self.idle_timeout < left else (left, False)
-
-    async def _timed(self, awaitable: Awaitable[Any], limit: tuple[float, bool]) -> Any:
-        seconds, idle = limit
+    async def _within(self, deadline: float, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable`` before the call's total deadline (request_timeout)."""
+        limit = asyncio.timeout(max(0.0, deadline - time.monotonic()))
         try:
-            async with asyncio.timeout(seconds):
+            async with limit:
                 return await awaitable
         except TimeoutError:
-            raise StallTimeout(self.idle_timeout if idle else self.timeout, idle=idle) from None
+            if limit.expired():
+                raise StallTimeout(self.timeout, idle=False) from None
+            raise
 
     # --- calls ----------------------------------------------------------------------------------
 
@@ -216,11 +214,14 @@ class Provider:
         Not ``chat.completions.create``: that re-validates every message through the SDK's typed-dict
         transform, ~0.5 s per request at 1,000 messages, growing with the session. Our messages are
         already plain OpenAI JSON, built and persisted by us, so they are sent as they are."""
-        from openai import AsyncStream
+        from openai import AsyncStream, Timeout
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         options: Any = {"security": {"bearer_auth": True}}
         if stream:
+            # httpx's read timeout bounds each socket read: no byte (a keep-alive comment counts)
+            # for stream_idle_timeout ends the attempt, however long the whole stream runs.
+            options["timeout"] = Timeout(self.timeout, connect=self.connect_timeout, read=self.idle_timeout)
             return await self.client.post(
                 "/chat/completions",
                 cast_to=ChatCompletion,
@@ -283,10 +284,10 @@ class Provider:
         deadline = self._deadline()
         stream = None
         try:
-            stream = await self._timed(self._post_chat(body, stream=True), self._wait(deadline))
+            stream = await self._within(deadline, self._post_chat(body, stream=True))
             while True:
                 try:
-                    chunk = await self._timed(stream.__anext__(), self._wait(deadline))
+                    chunk = await self._within(deadline, stream.__anext__())
                 except StopAsyncIteration:
                     return
                 for event in assembler.feed(chunk):
@@ -305,13 +306,13 @@ class Provider:
     ) -> LLMResponse:
         """One non-streamed reply, no tools (compaction summaries). Raises only ``LLMError``s."""
         body: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
-        ctx = self._context(model)
+        ctx = self._context(model, streaming=False)
         attempt = 0
         cleaned = False
         while True:
             attempt += 1
             try:
-                completion = await self._timed(self._post_chat(body, stream=False), (self.timeout, False))
+                completion = await self._within(self._deadline(), self._post_chat(body, stream=False))
                 response = response_from_completion(completion)
                 _check_not_empty(response, ctx, events=None, choices=choice_count(completion))
                 return response

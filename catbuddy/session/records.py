@@ -171,9 +171,9 @@ def message_problem(message: Mapping[str, Any]) -> str:
         ids = [call["id"] for call in calls]
         if len(set(ids)) != len(ids):
             return "two tool calls share one id"
-    if content is None and role != "assistant":
+    if (content is None or content == []) and role != "assistant":
         return f"a {role} message needs content"
-    if content is None and not calls:
+    if (content is None or content == []) and not calls:
         return "an assistant message with neither content nor tool calls"
     call_id = message.get("tool_call_id")
     if role == "tool" and (not isinstance(call_id, str) or not call_id):

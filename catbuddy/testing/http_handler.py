@@ -180,8 +180,8 @@ class ChatHandler(BaseHTTPRequestHandler):
         self._send_json(200, wire.completion(reply, ctx, usage=usage))
 
     def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]], record: RecordedRequest) -> None:
-        if reply.stall_after == 0:  # accept the request and never answer, not even a status line
-            self._hold(record)
+        if reply.stall_after == 0 and reply.stall_keepalive is None:
+            self._hold(record)  # accept the request and never answer, not even a status line
             return
         record.outcome = "streaming"
         self.send_response(200)
@@ -202,7 +202,7 @@ class ChatHandler(BaseHTTPRequestHandler):
                 self._abort()
                 return
             if reply.stall_after is not None and number >= reply.stall_after:
-                self._hold(record)
+                self._hold(record, reply.stall_keepalive)
                 return
             if reply.delay and self.llm._stopping.wait(reply.delay):
                 record.outcome = "server closed"
@@ -224,14 +224,23 @@ class ChatHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
             raise _Disconnected from exc
 
-    def _hold(self, record: RecordedRequest) -> None:
-        """Stall: send nothing more, until the client gives up (closes) or the server is closed."""
+    def _hold(self, record: RecordedRequest, keepalive: float | None = None) -> None:
+        """Stall: send nothing more (or only SSE comments every ``keepalive`` seconds), until the
+        client gives up (closes) or the server is closed."""
         record.outcome = "stalled"
         try:
             self.wfile.flush()
         except OSError:
             pass
-        while not self.llm._stopping.wait(HOLD_POLL):
+        next_ping = time.monotonic() + (keepalive or 0)
+        while not self.llm._stopping.wait(min(HOLD_POLL, keepalive or HOLD_POLL)):
+            if keepalive is not None and time.monotonic() >= next_ping:
+                try:
+                    self._write_chunk(b": keep-alive\n\n")
+                except _Disconnected:
+                    record.outcome = "stalled (client gave up)"
+                    return
+                next_ping = time.monotonic() + keepalive
             try:
                 readable, _, _ = select.select([self.connection], [], [], 0)
                 if readable and not self.connection.recv(1, socket.MSG_PEEK):

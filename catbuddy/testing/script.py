@@ -66,6 +66,7 @@ class ReplySpec:
     malformed_after: int | None = None  # one chunk that is not JSON after this many good ones (0: first)
     malformed_data: str = MALFORMED_DATA  # what that chunk's `data:` line carries
     stall_after: int | None = None  # go silent after this many chunks (0: never answer at all)
+    stall_keepalive: float | None = None  # while stalled, an SSE comment every so many seconds
     no_choices: bool = False  # a 200 whose chunks (or completion) have no choices
     empty: bool = False  # a completion with no text and no tool calls
     no_events: bool = False  # a 200 stream that ends without a single event (unstreamed: empty body)
@@ -141,10 +142,11 @@ class Reply:
         return ReplySpec(text=text, malformed_after=after, malformed_data=data, **kw)
 
     @staticmethod
-    def stall(after: int = 0, *, text: str = "", **kw: Any) -> ReplySpec:
+    def stall(after: int = 0, *, text: str = "", keepalive: float | None = None, **kw: Any) -> ReplySpec:
         """Go silent after ``after`` chunks (0: accept the request and never answer), until the client
-        gives up or the server closes."""
-        return ReplySpec(text=text, stall_after=after, **kw)
+        gives up or the server closes. With ``keepalive`` (streams), send an SSE comment that often
+        instead of nothing: bytes flow, but no event ever comes (the headers go out first)."""
+        return ReplySpec(text=text, stall_after=after, stall_keepalive=keepalive, **kw)
 
     @staticmethod
     def no_choices(**kw: Any) -> ReplySpec:
@@ -194,6 +196,7 @@ REPLY_KEYS = {
     "malformed_after": int,
     "malformed_data": str,
     "stall_after": int,
+    "stall_keepalive": (int, float),
     "no_choices": bool,
     "empty": bool,
     "no_events": bool,
@@ -275,6 +278,8 @@ def reply_from_json(data: Any, where: str = "reply") -> ReplySpec:
     for key in ("disconnect_after", "malformed_after", "stall_after"):
         if data.get(key, 0) < 0:
             raise ScriptError(f"{where}.{key}: expected a chunk count ≥ 0, got {data[key]}")
+    if data.get("stall_keepalive", 1) <= 0:
+        raise ScriptError(f"{where}.stall_keepalive: expected a number of seconds > 0")
     if data.get("tool_call_ids", "missing") not in TOOL_CALL_ID_FAULTS:
         raise ScriptError(f"{where}.tool_call_ids: expected one of {', '.join(TOOL_CALL_ID_FAULTS)}")
     fault = any(data.get(k) is not None for k in ("malformed_after", "stall_after")) or any(
@@ -297,6 +302,7 @@ def reply_from_json(data: Any, where: str = "reply") -> ReplySpec:
         malformed_after=data.get("malformed_after"),
         malformed_data=data.get("malformed_data", MALFORMED_DATA),
         stall_after=data.get("stall_after"),
+        stall_keepalive=float(data["stall_keepalive"]) if "stall_keepalive" in data else None,
         no_choices=data.get("no_choices", False),
         empty=data.get("empty", False),
         no_events=data.get("no_events", False),

@@ -54,6 +54,8 @@ fault needs no text)::
     {"stall_after": 0}                      // accept the request and never answer (no status line)
     {"text": "abc", "stall_after": 3}       // headers and 3 chunks, then silence; either way the
                                             // connection is held until the client gives up
+    {"stall_after": 1, "stall_keepalive": 0.5}  // …but an SSE comment every 0.5 s while stalled:
+                                            // bytes keep flowing, no event ever comes
     {"no_choices": true}                    // a 200 with no choices (streamed: only the usage chunk)
     {"empty": true}                         // a completion with no text and no tool calls
     {"no_events": true}                     // a 200 stream with no event and no [DONE] (unstreamed:

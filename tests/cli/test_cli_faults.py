@@ -311,3 +311,10 @@ def test_a_soul_file_that_is_not_utf8_is_skipped_with_a_warning(cli, scripted_ll
     assert "SOUL.md is not UTF-8 text" in done.stderr and "left out of the system prompt" in done.stderr
     assert "## SOUL.md" not in scripted_llm.requests[0].messages[0]["content"]
     no_traceback(done)
+
+
+def test_count_accepts_a_request_with_bytes_that_are_not_utf8(project, llm_env) -> None:
+    request = b'{"messages": [{"role": "user", "content": "caf\xe9"}]}'
+    done = run_bytes(project, llm_env, "count", "-", stdin=request)
+    assert done.returncode == 0 and int(done.stdout) > 0
+    no_traceback(done)

@@ -177,6 +177,18 @@ async def test_the_idle_timeout_does_not_cut_a_slow_stream_that_keeps_sending(
     assert response.text == "slow but steady"
 
 
+async def test_keep_alive_bytes_keep_a_stream_open_until_the_request_timeout(
+    scripted_llm: ScriptedLLM, make_provider: Callable[..., Provider]
+) -> None:
+    # The idle timeout counts bytes, not events: a server pinging with SSE comments (as proxies do
+    # while a model thinks) is not idle. Only the total request_timeout ends it, and is not retried.
+    scripted_llm.push(Reply.stall(1, keepalive=0.1), Reply.text("unused"))
+    provider = make_provider(scripted_llm, max_retries=3, stream_idle_timeout=0.4, request_timeout=1.5)
+    with pytest.raises(ProviderError, match=r"did not finish the reply within 1.5 s \(request_timeout\)"):
+        await collect(provider.stream_chat(model="scripted", messages=USER))
+    assert len(scripted_llm.requests) == 1
+
+
 async def test_an_unstreamed_call_that_never_answers_ends_at_the_request_timeout(
     scripted_llm: ScriptedLLM, make_provider: Callable[..., Provider]
 ) -> None:
@@ -281,7 +293,7 @@ async def test_a_refused_connection_fails_fast_with_one_short_retry(
         await provider.complete(model="m", messages=USER, on_retry=on_retry)
     assert "connection refused" in error.value.message and base_url in error.value.message
     assert "base URL" in error.value.hint
-    assert len(retries) == 1 and retries[0][1] <= 0.5 and retries[0][2] == "connection refused"
+    assert len(retries) == 1 and retries[0][1] <= 0.25 and retries[0][2] == "connection refused"
 
 
 async def test_an_unknown_host_is_named_after_at_most_one_retry(
@@ -294,7 +306,7 @@ async def test_an_unknown_host_is_named_after_at_most_one_retry(
         await collect(provider.stream_chat(model="m", messages=USER, on_retry=on_retry))
     assert "'catbuddy-no-such-host.invalid' cannot be resolved" in error.value.message
     assert "DNS" in error.value.hint
-    assert len(retries) <= 1 and all(delay <= 0.5 for _, delay, _ in retries)
+    assert len(retries) <= 1 and all(delay <= 0.25 for _, delay, _ in retries)
 
 
 def test_a_connect_timeout_is_a_connect_fault_retried_once() -> None:

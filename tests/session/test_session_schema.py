@@ -68,6 +68,8 @@ WRONG_SHAPES: list[tuple[dict[str, Any], str]] = [
     ({"role": "user", "content": "x", "tool_calls": [CALL]}, "a user message may not carry tool_calls"),
     ({"role": "assistant", "content": None}, "neither content nor tool calls"),
     ({"role": "user", "content": None}, "a user message needs content"),
+    ({"role": "user", "content": []}, "a user message needs content"),
+    ({"role": "assistant", "content": [], "tool_calls": []}, "neither content nor tool calls"),
     ({"role": "tool", "content": "result"}, "a tool message without a string tool_call_id"),
     (
         {"role": "tool", "content": "result", "tool_call_id": 3},

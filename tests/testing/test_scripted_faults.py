@@ -69,6 +69,20 @@ def test_a_stall_mid_stream_sends_headers_and_some_chunks_then_nothing() -> None
         assert len(received) == 2 and llm.requests[0].wait(timeout=5)
 
 
+def test_a_stall_with_keepalive_sends_sse_comments_and_no_events() -> None:
+    with ScriptedLLM([{"stall_after": 1, "stall_keepalive": 0.05}]) as llm:
+        lines: list[str] = []
+        timeout = httpx.Timeout(5, read=2)
+        with httpx.stream(
+            "POST", f"{llm.base_url}/chat/completions", json=STREAM, timeout=timeout
+        ) as response:
+            for line in response.iter_lines():
+                lines.append(line)
+                if lines.count(": keep-alive") >= 3:
+                    break
+    assert [line for line in lines if line.startswith("data: ")][1:] == []  # only the role chunk
+
+
 def test_closing_the_server_ends_a_stall() -> None:
     llm = ScriptedLLM([{"stall_after": 0}]).start()
     with pytest.raises(httpx.HTTPError), httpx.Client(timeout=httpx.Timeout(5, read=2)) as sync:
@@ -147,6 +161,7 @@ def test_a_fault_only_reply_needs_no_text_in_a_script_file() -> None:
         ({"stall_after": -1}, "stall_after: expected a chunk count ≥ 0"),
         ({"malformed_after": "first"}, "malformed_after: expected an integer"),
         ({"empty": "yes"}, "empty: expected true or false"),
+        ({"stall_after": 0, "stall_keepalive": 0}, "stall_keepalive: expected a number of seconds > 0"),
     ],
 )
 def test_bad_fault_keys_are_named(data: dict[str, Any], problem: str) -> None:
