@@ -198,8 +198,11 @@ def from_openai(exc: BaseException, ctx: CallContext, *, mid_stream: bool = Fals
     if isinstance(exc, openai.APIStatusError):
         return _from_status(exc, ctx)
     if isinstance(exc, openai.APIError):  # e.g. an error event inside a stream
-        return ProviderError(ctx.scrub(f"The provider reported an error: {server_message(exc)}"))
-    return ProviderError(ctx.scrub(f"Unexpected error from the provider: {exc}"))
+        return ProviderError(
+            ctx.scrub(f"The provider reported an error: {server_message(exc)}"),
+            "Try again; if it keeps happening, check the provider's status page or try another model.",
+        )
+    return ProviderError(ctx.scrub(f"Unexpected error from the provider: {exc}"), "Try again.")
 
 
 def _from_status(exc: Any, ctx: CallContext) -> LLMError:
@@ -252,4 +255,8 @@ def _from_status(exc: Any, ctx: CallContext) -> LLMError:
         return ProviderError(
             f"{ctx.base_url} had a server error ({status}): {said}", "Try again in a moment.", status=status
         )
-    return ProviderError(f"{ctx.base_url} rejected the request ({status}): {said}", status=status)
+    return ProviderError(
+        f"{ctx.base_url} rejected the request ({status}): {said}",
+        "The server refused the request as sent; check the model and its settings in config.toml.",
+        status=status,
+    )

@@ -250,7 +250,10 @@ def classify(exc: BaseException, ctx: CallContext) -> Fault:
         FaultKind.MALFORMED,
         True,
         "unexpected error",
-        ProviderError(ctx.scrub(f"Unexpected error from the provider: {type(exc).__name__}: {_detail(exc)}")),
+        ProviderError(
+            ctx.scrub(f"Unexpected error from the provider: {type(exc).__name__}: {_detail(exc)}"),
+            "Try again; if it keeps happening, report it with the log (catbuddy's home, logs/).",
+        ),
     )
 
 

@@ -471,10 +471,15 @@ def _find_meta(data: bytes) -> MetaRecord | None:
 
 def _first_ts(data: bytes) -> str:
     """The time of the first record that has one (for a session whose meta line is lost)."""
-    for line in data.split(b"\n", 20)[:20]:
-        obj = _parse(line)
+    start = 0
+    for _ in range(20):
+        end = data.find(b"\n", start)
+        obj = _parse(data[start : end if end >= 0 else len(data)])
         if obj is not None and isinstance(obj.get("ts"), str):
             return str(obj["ts"])
+        if end < 0:
+            break
+        start = end + 1
     return ""
 
 

@@ -349,3 +349,43 @@ async def test_a_lone_surrogate_in_streamed_text_becomes_a_replacement_character
     events, response = await collect(make_provider(scripted_llm).stream_chat(model="scripted", messages=USER))
     assert response.text == "\ufffd" and [e.text for e in events if isinstance(e, TextChunk)] == ["\ufffd"]
     response.text.encode("utf-8")  # what is stored can always be written
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply.malformed(0),
+        Reply.malformed(2, text="some text here", chunk_size=3),
+        Reply.malformed(0, '{"error": {"message": "boom"}}'),
+        Reply.stall(0),
+        Reply.stall(2, text="some text here", chunk_size=3),
+        Reply.no_choices(),
+        Reply.empty(),
+        Reply.no_events(),
+        Reply.error(400, "bad request"),
+        Reply.error(500),
+        Reply.text("cut", disconnect_after=2),
+    ],
+    ids=[
+        "malformed-first",
+        "malformed-mid",
+        "error-event",
+        "stall",
+        "stall-mid",
+        "no-choices",
+        "empty",
+        "no-events",
+        "rejected",
+        "server-error",
+        "disconnect",
+    ],
+)
+async def test_every_fault_ends_in_an_llm_error_with_a_message_and_a_hint(
+    reply: object, scripted_llm: ScriptedLLM, make_provider: Callable[..., Provider]
+) -> None:
+    scripted_llm.push(reply)  # type: ignore[arg-type]
+    provider = make_provider(scripted_llm, max_retries=0, stream_idle_timeout=0.3)
+    with pytest.raises(LLMError) as error:
+        await collect(provider.stream_chat(model="scripted", messages=USER))
+    assert error.value.message.strip() and error.value.hint.strip()
+    assert "test-key" not in error.value.message + error.value.hint
