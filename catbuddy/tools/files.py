@@ -1,4 +1,4 @@
-"""File tools: read_file, write_file, edit_file and list_dir, all behind the path guard.
+"""File tools: read_file, write_file and edit_file, all behind the path guard (list_dir: list_dir.py).
 
 Each runs in a worker thread (file work never blocks the event loop), touches regular files only
 (``fileio`` refuses FIFOs, devices and sockets) and reads a bounded number of bytes.
@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import fnmatch
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,6 @@ DIFF_MAX_BYTES = 4 * 1024 * 1024  # write_file shows a diff of the old content u
 BINARY_SNIFF_BYTES = 8 * 1024
 DIFF_MAX_LINES = 200  # diff lines returned to the model; the UI gets the whole diff
 CLOSEST_MAX_LINES = 30
-LIST_MAX_ENTRIES = 500
-LIST_DEFAULT_DEPTH = 2
-LIST_MAX_DEPTH = 10
-LIST_COUNT_CEILING = 20_000  # entries counted before we stop walking
 IGNORED_DIRS = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
      "dist", "build", ".tox", ".hg", ".svn"}
@@ -102,7 +97,7 @@ def number_lines(lines: list[str], first: int) -> str:
     return "\n".join(f"{n:>6}\t{cut_line(line, READ_MAX_LINE_CHARS)}" for n, line in enumerate(lines, first))
 
 
-def _int_arg(args: dict[str, Any], key: str, default: int, minimum: int) -> int:
+def int_arg(args: dict[str, Any], key: str, default: int, minimum: int) -> int:
     value = args.get(key)
     if value is None:
         return default
@@ -137,8 +132,8 @@ class ReadFileTool(Tool):
     def _read(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_path(ctx, args.get("path"), for_write=False)
         shown = display_path(ctx, path)
-        offset = _int_arg(args, "offset", 1, 1)
-        limit = min(_int_arg(args, "limit", READ_MAX_LINES, 1), READ_MAX_LINES)
+        offset = int_arg(args, "offset", 1, 1)
+        limit = min(int_arg(args, "limit", READ_MAX_LINES, 1), READ_MAX_LINES)
         info = check_regular(path, shown, "read")
         if info is None:
             raise not_found(path, shown)
@@ -359,75 +354,3 @@ def _no_match_message(text: str, old: str, shown: str) -> str:
         f"{number_lines(region, best + 1)}\n"
         "Copy the exact text (without the line-number prefix) into old_string and retry."
     )
-
-
-# --- list_dir ---------------------------------------------------------------------------------------
-
-
-class ListDirTool(Tool):
-    name = "list_dir"
-    description = (
-        "List a directory as an indented tree (folders end with /), to a depth (default 2). Skips .git, "
-        "node_modules, virtualenvs, caches and build output. Capped at 500 entries."
-    )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": 'Directory, relative to the work root. Default ".".'},
-            "depth": {"type": "integer", "description": "How many levels to show (1-10). Default 2."},
-        },
-        "required": [],
-    }
-    kind = ToolKind.READ
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._list, args, ctx)
-
-    def _list(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, args.get("path") or ".", for_write=False)
-        shown = display_path(ctx, path)
-        depth = min(_int_arg(args, "depth", LIST_DEFAULT_DEPTH, 1), LIST_MAX_DEPTH)
-        if not path.exists():
-            raise not_found(path, shown)
-        if not path.is_dir():
-            raise ToolError(f"{shown} is a file, not a directory; use read_file.")
-        entries: list[str] = []
-        _walk(path, depth, 0, entries)
-        header = "./" if path == ctx.work_root.resolve() else f"{shown}/"
-        if not entries:
-            return ToolResult(f"{header}\n(empty)")
-        left_out = len(entries) - LIST_MAX_ENTRIES
-        body = header + "\n" + "\n".join(entries[:LIST_MAX_ENTRIES])
-        if left_out > 0:
-            more = f"{left_out:,}" if len(entries) < LIST_COUNT_CEILING else f"more than {left_out:,}"
-            body += f"\n[... {more} more entries not shown; list a subfolder or use a smaller depth.]"
-        return ToolResult(
-            body, meta={"entries": min(len(entries), LIST_MAX_ENTRIES), "left_out": max(left_out, 0)}
-        )
-
-
-def _walk(folder: Path, depth: int, level: int, out: list[str]) -> None:
-    """Append the entries below ``folder`` (up to a ceiling, so a huge tree is only counted so far)."""
-    try:
-        children = sorted(os.scandir(folder), key=lambda e: (not _is_dir(e), e.name.lower()))
-    except OSError as exc:
-        out.append(f"{'  ' * (level + 1)}[cannot list: {exc.strerror}]")
-        return
-    for entry in children:
-        if len(out) >= LIST_COUNT_CEILING:
-            return
-        is_dir = _is_dir(entry)
-        if is_dir and is_ignored_dir(entry.name):
-            continue
-        link = entry.is_symlink()
-        suffix = ("@" if link else "") + ("/" if is_dir else "")
-        out.append(f"{'  ' * (level + 1)}{entry.name}{suffix}")
-        if is_dir and not link and level + 1 < depth:  # symlinked folders are not followed: no loops
-            _walk(Path(entry.path), depth, level + 1, out)
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False

@@ -36,6 +36,7 @@ GREP_MAX_LINE_CHARS = 500
 GREP_MAX_CONTEXT = 10
 GREP_TIMEOUT_SECONDS = 30.0
 RG_LINE_LIMIT = 8 * 1024 * 1024  # longest JSON line read from rg
+RG_EXIT_WAIT = 5.0  # seconds rg may take to exit after closing its output
 PY_LINE_BYTES = 1024 * 1024  # the Python search reads this much of a line (the rest is not searched)
 DISABLE_RG_ENV = "CATBUDDY_NO_RG"  # set to 1 to force the Python search
 
@@ -188,6 +189,7 @@ async def _run_rg(args: list[str], root: Path) -> tuple[list[Hit], bool, str]:
     )
     hits: list[Hit] = []
     more = False
+    finished = False  # rg closed its output: it is exiting, and its exit status must be read, not killed
     matches = 0
     try:
         async with asyncio.timeout(GREP_TIMEOUT_SECONDS):
@@ -198,6 +200,7 @@ async def _run_rg(args: list[str], root: Path) -> tuple[list[Hit], bool, str]:
                 except ValueError:  # one enormous line (minified file): skip it
                     continue
                 if not raw:
+                    finished = True
                     break
                 hit = _parse_rg_line(raw)
                 if hit is None:
@@ -210,10 +213,16 @@ async def _run_rg(args: list[str], root: Path) -> tuple[list[Hit], bool, str]:
     except TimeoutError:
         more = True
     finally:
-        if proc.returncode is None:
+        if proc.returncode is None and not finished:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-        _, stderr = await proc.communicate()
+        try:
+            async with asyncio.timeout(RG_EXIT_WAIT):
+                _, stderr = await proc.communicate()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            _, stderr = await proc.communicate()
     error = stderr.decode(errors="replace") if proc.returncode == 2 and not hits else ""
     return _trim(hits, more), more, error
 

@@ -33,8 +33,9 @@ JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 def builtin_tools() -> list[Tool]:
     """Fresh instances of catbuddy's own tools (the `skill` tool is added by the caller)."""
-    from catbuddy.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+    from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
     from catbuddy.tools.grep import GrepTool
+    from catbuddy.tools.list_dir import ListDirTool
     from catbuddy.tools.shell import ExecTool
     from catbuddy.tools.web import WebFetchTool, WebSearchTool
 

@@ -20,8 +20,9 @@ import pytest
 
 from catbuddy.tools import files
 from catbuddy.tools.base import Tool, ToolContext, ToolKind, ToolResult
-from catbuddy.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from catbuddy.tools.grep import GrepTool, find_rg
+from catbuddy.tools.list_dir import ListDirTool
 from catbuddy.tools.registry import run_tool
 
 HANG_GUARD = 20.0  # seconds; far beyond what any of these calls needs

@@ -6,14 +6,13 @@ import pytest
 
 from catbuddy.tools.base import ToolContext, ToolError
 from catbuddy.tools.files import (
-    LIST_MAX_ENTRIES,
     READ_MAX_LINE_CHARS,
     READ_MAX_LINES,
     EditFileTool,
-    ListDirTool,
     ReadFileTool,
     WriteFileTool,
 )
+from catbuddy.tools.list_dir import LIST_MAX_ENTRIES, ListDirTool
 from catbuddy.tools.registry import run_tool
 
 
