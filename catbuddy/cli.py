@@ -14,6 +14,7 @@ import typer
 from catbuddy import __version__
 from catbuddy.config import ConfigError, Settings, load_settings
 from catbuddy.logs import add_log_secrets, log_to_file, log_to_stderr
+from catbuddy.text import decode_text, valid_text
 from catbuddy.workspace import Workspace, default_home
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -105,6 +106,32 @@ def _record_trust(workspace: Workspace, project: Any, *, trusted: bool) -> None:
         typer.echo(f"catbuddy: warning: cannot save the trust decision in {workspace.home}: {exc}", err=True)
 
 
+def read_stdin() -> str:
+    """Standard input as text: UTF-8, with anything undecodable shown as U+FFFD (never an error)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return decode_text(buffer.read())
+    return valid_text(sys.stdin.read())
+
+
+def checked_session_id(value: str | None, option: str, workspace: Workspace | None = None) -> str | None:
+    """``value`` if it can name a session (and, given ``workspace``, one that exists); else exit 2."""
+    if value is None:
+        return None
+    from catbuddy.session.records import SessionError
+    from catbuddy.session.store import SessionStore, session_id_problem
+
+    problem = session_id_problem(value)
+    if problem:
+        raise fail(f"{option} {value!r}: {problem}. List the sessions with `catbuddy sessions`.", EXIT_USAGE)
+    if workspace is not None:
+        try:
+            SessionStore(workspace.sessions_dir).find(value)
+        except SessionError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
+    return value
+
+
 def version_callback(value: bool) -> None:
     if value:
         typer.echo(f"catbuddy {__version__}")
@@ -164,7 +191,9 @@ def main_callback(
     if ctx.invoked_subcommand is not None:
         log_to_stderr()
         return
+    checked_session_id(resume, "--resume")
     workspace, settings = load(ctx)
+    checked_session_id(resume, "--resume", workspace)
     _first_run_init(workspace)
     log_to_file(workspace.home, settings.held_secrets())
     settings = ask_trust_before_start(workspace, settings, reload=lambda: load(ctx)[1], inline=inline)
@@ -213,7 +242,7 @@ def init(ctx: typer.Context, cwd: CwdOption = None) -> None:
 def _read_request(source: str) -> dict[str, Any]:
     label = "standard input" if source == "-" else source
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        text = read_stdin() if source == "-" else decode_text(Path(source).read_bytes())
     except OSError as exc:
         raise fail(f"cannot read {source}: {exc.strerror or exc}", EXIT_USAGE) from None
     try:
@@ -298,6 +327,7 @@ def context(
 
     if history is not None and session is not None:
         raise fail("use either --history or --session, not both", EXIT_USAGE)
+    checked_session_id(session, "--session")
     if history is not None and not history.is_file():
         raise fail(f"--history {history}: no such file", EXIT_USAGE)
     workspace, settings = load(ctx, cwd=cwd, model=model, ensure_home=False, warn_untrusted=True)
@@ -359,10 +389,12 @@ def run(
         raise fail("--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE)
     if approvals_from_stdin and (prompt is None or prompt == "-"):
         raise fail("with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers", EXIT_USAGE)
+    checked_session_id(resume, "--resume")
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise fail("no prompt: pass it as an argument or on standard input", EXIT_USAGE)
-        prompt = sys.stdin.read()
+        prompt = read_stdin()
+    prompt = valid_text(prompt)  # argv carries undecodable bytes as lone surrogates
     if not prompt.strip():
         raise fail("the prompt is empty", EXIT_USAGE)
     workspace, settings = load(
@@ -423,8 +455,9 @@ def compact(
     from catbuddy.cli_commands.listing import compact_session
     from catbuddy.session.records import SessionError
 
+    checked_session_id(session, "--session")
     workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url, warn_untrusted=True)
-    text = " ".join(instructions or []).strip() or None
+    text = valid_text(" ".join(instructions or [])).strip() or None
     try:
         ok, message = compact_session(workspace, settings, session, text)
     except SessionError as exc:

@@ -41,6 +41,9 @@ MAX_CALLS_PER_REPLY = 64
 MAX_ARGUMENT_BYTES = 256 * 1024
 MAX_RESULT_CHARS = 100_000
 MAX_ITERATIONS = 50
+REQUEST_TIMEOUT = 600.0  # seconds for a whole answer
+CONNECT_TIMEOUT = 10.0  # seconds to open the connection
+STREAM_IDLE_TIMEOUT = 60.0  # seconds a stream may stay silent (the wait for its first byte included)
 MCP_STARTUP_TIMEOUT = 10.0
 MCP_CALL_TIMEOUT = 60.0
 
@@ -140,7 +143,9 @@ class Settings:
     compact_model: str | None = None
     approval: str = "ask"
     max_iterations: int = MAX_ITERATIONS
-    request_timeout: float = 600.0
+    request_timeout: float = REQUEST_TIMEOUT
+    connect_timeout: float = CONNECT_TIMEOUT
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
     max_retries: int = 4
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
     context: ContextSettings = field(default_factory=ContextSettings)
@@ -223,12 +228,35 @@ ENV_VARS: dict[str, str] = {
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(str(path), "(file)", "a readable file", hint=exc.strerror or str(exc)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, data, exc) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "(file)", "valid TOML", hint=f"{exc}") from None
-    except OSError as exc:
-        raise ConfigError(str(path), "(file)", "a readable file", hint=str(exc)) from None
+
+
+def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> ConfigError:
+    """Name the line, and the key on it, where the first byte that is not UTF-8 sits."""
+    line_no = data.count(b"\n", 0, exc.start) + 1
+    start = data.rfind(b"\n", 0, exc.start) + 1
+    end = data.find(b"\n", exc.start)
+    line = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+    key, sep, _ = line.partition("=")
+    where = key.strip() if sep and key.strip() else f"(line {line_no})"
+    byte = data[exc.start : exc.start + 1].hex()
+    return ConfigError(
+        str(path),
+        where,
+        "UTF-8 text",
+        hint=f"Line {line_no} has the byte 0x{byte}, which is not UTF-8 (TOML files must be UTF-8). "
+        "Re-save the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`, or retype that value",
+    )
 
 
 ADDITIVE_KEYS = ("deny_patterns",)  # every layer's entries apply: a project cannot remove yours
@@ -270,10 +298,10 @@ def load_settings(
     sources: list[str] = []
     project_trust: ProjectTrust | None = None
     global_file, project_file = config_files(global_home, work_root)
-    if global_file.is_file():
+    if global_file.exists():  # a folder or an unreadable file in its place is an error, not "no config"
         merged = _merge(merged, validate_layer(str(global_file), read_toml(global_file)))
         sources.append(str(global_file))
-    if project_file.is_file():
+    if project_file.exists():
         layer = validate_layer(str(project_file), read_toml(project_file))
         safe, risky = trust.split_layer(layer)
         if risky:

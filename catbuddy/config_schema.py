@@ -6,6 +6,7 @@ Errors name the source (file, "environment" or "command-line flags"), the key an
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -91,6 +92,23 @@ def _path_list(source: str, key: str, value: Any) -> tuple[str, ...]:
     return paths
 
 
+def _regex_list(source: str, key: str, value: Any) -> tuple[str, ...]:
+    patterns = _str_list(source, key, value)
+    for index, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(
+                source,
+                f"{key}[{index}]",
+                "a valid regular expression",
+                pattern,
+                hint=f"{exc}. Escape characters that are special in regexes with a backslash "
+                "(e.g. \\( or \\*), or remove the pattern",
+            ) from None
+    return patterns
+
+
 def _str_table(source: str, key: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ConfigError(source, key, "a table of string values", value)
@@ -106,6 +124,8 @@ TOP_LEVEL: dict[str, Validator] = {
     "approval": _choice(*APPROVAL_MODES),
     "max_iterations": _int(1),
     "request_timeout": _number(1, 3600),
+    "connect_timeout": _number(0.1, 600),
+    "stream_idle_timeout": _number(0.1, 3600),
     "max_retries": _int(0),
     "sandbox": _choice(*SANDBOX_MODES),
     "sandbox_writable": _path_list,
@@ -131,7 +151,7 @@ TOOLS_KEYS: dict[str, Validator] = {
     "web_search_backend": _choice("", "brave", "tavily", "searxng"),
     "web_search_url": _str,
     "web_search_api_key_env": _str,
-    "deny_patterns": _str_list,
+    "deny_patterns": _regex_list,
     "allow_commands": _str_list,
     "max_calls_per_reply": _int(1),
     "max_argument_bytes": _int(1024),

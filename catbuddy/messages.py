@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from catbuddy.text import valid_text
+
 RUNTIME_BLOCK_RE = re.compile(r"\n\n\[runtime: [^\]\n]*\]\s*\Z")
 
 
@@ -43,3 +45,15 @@ def with_runtime_block(text: str, block: str) -> str:
 def strip_runtime_block(text: str) -> str:
     """The user's own words: a stored user message without its trailing ``[runtime: …]`` block."""
     return RUNTIME_BLOCK_RE.sub("", text)
+
+
+def valid_json(value: Any) -> Any:
+    """A copy of a JSON-like value (a message, a request body) whose every string is valid UTF-8 text
+    (``catbuddy.text.valid_text``): the one sanitiser, applied deep. Unchanged values are shared."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, Mapping):
+        return {valid_text(k) if isinstance(k, str) else k: valid_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [valid_json(v) for v in value]
+    return value

@@ -75,3 +75,29 @@ def unified_diff(before: str, after: str, name: str) -> str:
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
+
+
+# --- valid text -------------------------------------------------------------------------------------
+
+REPLACEMENT = "\ufffd"  # U+FFFD, the visible mark for text that could not be decoded
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode that encodes to UTF-8: lone surrogates become U+FFFD.
+
+    Surrogates reach us from argv and file names (Python's surrogateescape), from JSON escapes split
+    across stream chunks, and from foreign session files. A pair that was merely split in two is joined
+    back; anything else is replaced visibly. Everything that enters the history passes through here
+    (or ``decode_text``), so no later encode can fail."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes as text: UTF-8, every undecodable byte shown as U+FFFD (never an error)."""
+    return data.decode("utf-8", "replace")

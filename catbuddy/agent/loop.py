@@ -77,6 +77,7 @@ class AgentLoop:
         self.policy = ApprovalPolicy(settings.approval, settings, workspace)
         self.mcp: Any = None
         self._mcp_failures_shown: set[str] = set()
+        self._warned: set[str] = set()  # workspace warnings already shown
         self.registry = build_registry()
         self.tool_context = ToolContext(workspace, settings)
         self.provider = LazyProvider(settings, provider_factory)
@@ -107,6 +108,7 @@ class AgentLoop:
         else:
             self._create_session()
         await self._announce_safety()
+        self._show_workspace_warnings()
         if self.settings.mcp_servers:
             await self._start_mcp()
 
@@ -334,7 +336,9 @@ class AgentLoop:
                 self._finish_turn(outcome)
                 raise
         except Exception as exc:  # the loop must survive anything a turn throws
-            log.exception("turn failed")
+            # The message for the user; the traceback only at debug level (never on a user's stderr).
+            log.error("turn failed: %r", exc)
+            log.debug("turn failed", exc_info=True)
             self.emit(
                 ErrorOccurred(f"Unexpected error: {exc}", "See the log; the session is saved and usable.")
             )
@@ -342,8 +346,21 @@ class AgentLoop:
             outcome = TurnOutcome(TurnEndReason.ERROR)
         self._finish_turn(outcome)
 
+    def _show_workspace_warnings(self) -> None:
+        """Workspace files the prompt had to skip (unreadable, not UTF-8): said once each."""
+        try:
+            warnings = self.builder.build(self.channel).warnings
+        except Exception as exc:  # the turn itself reports a prompt that cannot be built
+            log.debug("cannot build the prompt: %s", exc)
+            return
+        for warning in warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.emit(Notice(warning, "warning"))
+
     def _finish_turn(self, outcome: TurnOutcome) -> None:
         self._last_outcome = outcome
+        self._show_workspace_warnings()
         self._runner = None
         self.approvals.deny_all()
         self._emit_context_status()

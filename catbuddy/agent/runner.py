@@ -30,6 +30,7 @@ from catbuddy.context.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
 from catbuddy.llm.types import Completed, LLMResponse, TextChunk
 
+CUT_OFF_MARK = "\n\n[reply cut off: the connection to the provider broke while it was streaming]"
 OVERFLOW_HINT = "Raise context_window for this model, remove skills or MCP servers, or /compact."
 
 
@@ -166,7 +167,9 @@ class TurnRunner:
                     self._error(str(overflow))
                     return None
             except LLMError as exc:
-                self._keep_partial_text()  # the user saw it stream; the session must show it too
+                # The user saw it stream; the session (and the model, next time) must show it too,
+                # marked as cut off when the stream broke.
+                self._keep_partial_text(cut_off=bool(exc.partial_text))
                 self._error(exc.message, exc.hint)
                 return None
 
@@ -224,9 +227,10 @@ class TurnRunner:
             self._tool_calls.cancel_unanswered()
             self._tool_calls = None
 
-    def _keep_partial_text(self) -> None:
+    def _keep_partial_text(self, *, cut_off: bool = False) -> None:
         state, self._call_state = self._call_state, None
         if state is not None and state.text:
-            message = {"role": "assistant", "content": "".join(state.text)}
+            text = "".join(state.text) + (CUT_OFF_MARK if cut_off else "")
+            message = {"role": "assistant", "content": text}
             self.ctx.conversation.append(message)
             self.ctx.bus.emit(AssistantMessage(message))

@@ -31,6 +31,7 @@ class ContextView:
     governed: GovernedContext | None = None
     load_problems: tuple[str, ...] = ()
     mcp_status: str = ""
+    warnings: tuple[str, ...] = ()  # workspace files left out of the prompt, and why
 
     @property
     def total_tokens(self) -> int:
@@ -46,6 +47,7 @@ class ContextView:
             "encoding": report.encoding,
             "exact": report.exact,
             "system_prompt": self.system_prompt,
+            "warnings": list(self.warnings),
             "layers": [
                 {"name": layer.name, "tokens": layer.tokens, "sources": layer.sources}
                 for layer in report.layers
@@ -75,7 +77,8 @@ class ContextView:
         return out
 
     def to_text(self) -> str:
-        parts = [
+        parts = [f"! {warning}" for warning in self.warnings]
+        parts += [
             "=== System prompt ===",
             self.system_prompt,
             "",
@@ -183,7 +186,7 @@ def build_view(
         calibration_source=calibration.describe(),
         sandbox=sandbox_description(settings),
     )
-    return ContextView(report, prompt.text, history, governed, problems, mcp_status)
+    return ContextView(report, prompt.text, history, governed, problems, mcp_status, tuple(prompt.warnings))
 
 
 async def _snapshot_mcp(

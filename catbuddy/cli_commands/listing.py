@@ -35,6 +35,7 @@ def session_json(info: SessionInfo) -> dict[str, Any]:
         "first_user_message": info.first_user_message,
         "size_bytes": info.size_bytes,
         "model": info.model,
+        "problems": list(info.problems),
     }
 
 
@@ -54,6 +55,8 @@ def format_sessions(infos: list[SessionInfo], workspace: Workspace) -> str:
             f"{info.message_count:>5} {_size(info.size_bytes):>7}  {first}"
         )
     lines.append("")
+    for info in infos:
+        lines += [f"note: session {info.id}: {problem}" for problem in info.problems]
     lines.append("Resume one with: catbuddy --resume <id>   (or the latest: catbuddy --continue)")
     return "\n".join(lines)
 

@@ -11,6 +11,7 @@ user message as a ``[runtime: …]`` block, so the prompt prefix stays byte-iden
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import sys
@@ -30,6 +31,8 @@ LAYER_NAMES = ("identity", "bootstrap", "memory", "skills", "runtime")
 IDENTITY_TEMPLATE = "identity.md.j2"
 ASSISTANT_NAME = "catbuddy"
 CACHE_LIMIT = 16  # prompts kept per builder (channels × recent fingerprints)
+
+log = logging.getLogger(__name__)
 
 
 class RuntimeSource(Protocol):
@@ -52,6 +55,7 @@ class BuiltPrompt:
     text: str
     layers: list[Layer]
     channel: str
+    warnings: list[str] = field(default_factory=list)  # workspace files skipped, and why
     _layer_tokens: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def layer(self, name: str) -> Layer | None:
@@ -75,12 +79,35 @@ def _stat_key(path: str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-def read_text(path: Path) -> str:
-    """Every file the builder reads goes through here (tests count the calls)."""
+def read_text(path: Path, warnings: list[str] | None = None) -> str:
+    """Every file the builder reads goes through here (tests count the calls).
+
+    A missing file is simply absent. One that exists but cannot be read, or is not UTF-8 text, is
+    skipped with a warning, added to ``warnings``: the built prompt carries it and the front ends show
+    it once (a notice in the app and in `catbuddy run`, a line in `catbuddy context`). Without a
+    ``warnings`` list to carry it, it is logged as a warning instead."""
+    problem = ""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = path.read_bytes()
+    except FileNotFoundError:
         return ""
+    except IsADirectoryError:
+        problem = "is a directory, not a file"
+    except OSError as exc:
+        problem = f"cannot be read ({exc.strerror or exc})"
+    else:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            problem = f"is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); re-save it as UTF-8"
+    warning = f"{path} {problem}; it was left out of the system prompt."
+    if warnings is None:
+        log.warning("%s", warning)
+    else:
+        log.info("%s", warning)
+        warnings.append(warning)
+    return ""
 
 
 class ContextBuilder:
@@ -103,6 +130,7 @@ class ContextBuilder:
         self._watch_paths = tuple(str(path) for path in self._watched_files())
         self._skill_root_paths = tuple(str(path) for path in self._skill_roots())
         self._jinja: Any = None
+        self._warnings: list[str] = []
         self.hits = 0
         self.misses = 0
 
@@ -182,6 +210,7 @@ class ContextBuilder:
         return self.build(channel).text
 
     def _assemble(self, channel: str) -> BuiltPrompt:
+        self._warnings = []  # filled by read_text while the layers are built
         layers = [
             self._identity_layer(channel),
             self._bootstrap_layer(),
@@ -190,7 +219,8 @@ class ContextBuilder:
             self._runtime_layer(),
         ]
         present = [layer for layer in layers if layer.text.strip()]
-        return BuiltPrompt(LAYER_SEPARATOR.join(layer.text for layer in present), layers, channel)
+        text = LAYER_SEPARATOR.join(layer.text for layer in present)
+        return BuiltPrompt(text, layers, channel, warnings=self._warnings)
 
     def _template_env(self) -> Any:
         if self._jinja is None:
@@ -222,7 +252,7 @@ class ContextBuilder:
         sources: list[Path] = []
         for name in BOOTSTRAP_FILES:
             path = self.workspace.bootstrap_path(name, self.settings.context.global_user_profile)
-            content = read_text(path).strip()
+            content = read_text(path, self._warnings).strip()
             if content:
                 parts.append(f"## {name}\n\n{content}")
                 sources.append(path)
@@ -235,7 +265,7 @@ class ContextBuilder:
             ("Long-Term Memory (You)", self.workspace.global_memory),
             ("Project Memory", self.workspace.project_memory),
         ):
-            content = read_text(path).strip()
+            content = read_text(path, self._warnings).strip()
             if content and not is_default_memory(content):
                 parts.append(f"## {title}\n\n{content}")
                 sources.append(path)

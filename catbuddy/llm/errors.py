@@ -24,13 +24,19 @@ CONTEXT_PATTERNS = re.compile(
 
 
 class LLMError(Exception):
-    """A provider call failed. ``message`` says what happened, ``hint`` what the user can do."""
+    """A provider call failed. ``message`` says what happened, ``hint`` what the user can do.
 
-    def __init__(self, message: str, hint: str = "", *, status: int | None = None) -> None:
+    ``partial_text`` is the reply text that had already streamed to the user when the call broke
+    ("" when nothing had): the caller keeps it in the history, marked as cut off."""
+
+    def __init__(
+        self, message: str, hint: str = "", *, status: int | None = None, partial_text: str = ""
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.status = status
+        self.partial_text = partial_text
 
     def __str__(self) -> str:
         return self.message
@@ -70,6 +76,18 @@ class ProviderError(LLMError):
     """Anything else: server errors, timeouts, rejected requests, broken streams."""
 
 
+class EmptyResponse(ProviderError):
+    """The provider answered, but with nothing: no choices, no stream events, or no text and no calls."""
+
+
+class MalformedResponse(ProviderError):
+    """The provider sent a chunk or body that is not a chat completion (bad JSON, wrong shape)."""
+
+
+class StreamInterrupted(ProviderError):
+    """The call broke after part of the reply had streamed; ``partial_text`` holds what arrived."""
+
+
 @dataclass(frozen=True)
 class CallContext:
     """What an error message needs to name: the model, the endpoint, the key's variable."""
@@ -78,7 +96,9 @@ class CallContext:
     base_url: str
     api_key_env: str
     secret: str = ""  # the key itself, only so it can be scrubbed from messages
-    timeout: float | None = None
+    timeout: float | None = None  # request_timeout: the whole answer
+    connect_timeout: float | None = None
+    idle_timeout: float | None = None  # stream_idle_timeout: longest silence inside a stream
 
     def scrub(self, text: str) -> str:
         return redact_text(text, (self.secret,))
@@ -178,8 +198,11 @@ def from_openai(exc: BaseException, ctx: CallContext, *, mid_stream: bool = Fals
     if isinstance(exc, openai.APIStatusError):
         return _from_status(exc, ctx)
     if isinstance(exc, openai.APIError):  # e.g. an error event inside a stream
-        return ProviderError(ctx.scrub(f"The provider reported an error: {server_message(exc)}"))
-    return ProviderError(ctx.scrub(f"Unexpected error from the provider: {exc}"))
+        return ProviderError(
+            ctx.scrub(f"The provider reported an error: {server_message(exc)}"),
+            "Try again; if it keeps happening, check the provider's status page or try another model.",
+        )
+    return ProviderError(ctx.scrub(f"Unexpected error from the provider: {exc}"), "Try again.")
 
 
 def _from_status(exc: Any, ctx: CallContext) -> LLMError:
@@ -232,4 +255,8 @@ def _from_status(exc: Any, ctx: CallContext) -> LLMError:
         return ProviderError(
             f"{ctx.base_url} had a server error ({status}): {said}", "Try again in a moment.", status=status
         )
-    return ProviderError(f"{ctx.base_url} rejected the request ({status}): {said}", status=status)
+    return ProviderError(
+        f"{ctx.base_url} rejected the request ({status}): {said}",
+        "The server refused the request as sent; check the model and its settings in config.toml.",
+        status=status,
+    )

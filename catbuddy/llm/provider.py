@@ -4,6 +4,11 @@ Streaming with tool-call assembly and usage capture, our own retries (the SDK's 
 the agent can show each retry and so nothing is retried once text has reached the user), errors
 mapped to ``catbuddy.llm.errors``, and cancellation that closes the HTTP stream at once.
 
+Three clocks bound a call: ``connect_timeout`` for the TCP/TLS connect, ``stream_idle_timeout`` for
+the longest silence inside a stream (waiting for the first byte included), ``request_timeout`` for
+the whole answer. Whatever an attempt ends in is classified in ``catbuddy.llm.faults``; nothing but
+an ``LLMError`` ever leaves ``stream_chat`` or ``complete`` (cancellation aside).
+
 ``openai`` is imported on first use, so importing this module costs almost nothing.
 """
 
@@ -12,18 +17,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 import random
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from catbuddy.llm.errors import (
     AuthenticationError,
     CallContext,
-    from_openai,
-    is_retryable,
+    EmptyResponse,
     retry_after_seconds,
-    retry_reason,
 )
+from catbuddy.llm.faults import Fault, FaultKind, StallTimeout, classify, interrupted
 from catbuddy.llm.protocol import Message, RetryCallback
 from catbuddy.llm.types import (
     Completed,
@@ -32,8 +37,10 @@ from catbuddy.llm.types import (
     StreamAssembler,
     TextChunk,
     ToolCallProgress,
+    choice_count,
     response_from_completion,
 )
+from catbuddy.messages import valid_json
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -48,7 +55,7 @@ BACKOFF_BASE = 1.0  # seconds before the first retry; doubles each time
 BACKOFF_CAP = 30.0
 BACKOFF_JITTER = 0.25  # ± this fraction, so many clients do not retry in step
 RETRY_AFTER_CAP = 60.0  # a server asking for longer gets this, and we fail after max_retries anyway
-CONNECT_TIMEOUT = 10.0  # the configured request_timeout is for the (slow) answer, not the connect
+CONNECT_RETRY_DELAY = 0.25  # refused / unknown host: one quick retry, so the error comes within seconds
 
 class Provider:
     """An OpenAI-compatible chat endpoint. Construct from ``Settings``; create one per event loop."""
@@ -78,6 +85,8 @@ class Provider:
         self.base_url = (settings.base_url or OPENAI_BASE_URL).rstrip("/")
         self.api_key_env = settings.api_key_env
         self.timeout = settings.request_timeout
+        self.connect_timeout = min(settings.connect_timeout, settings.request_timeout)
+        self.idle_timeout = min(settings.stream_idle_timeout, settings.request_timeout)
         self.max_retries = settings.max_retries
         if backoff_base is not None:
             self.backoff_base = backoff_base
@@ -95,10 +104,11 @@ class Provider:
         if self._client is None:
             from openai import AsyncOpenAI, Timeout
 
+            # httpx's read timeout is only a backstop: our own timers (idle and total) fire first.
             self._client = AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
-                timeout=Timeout(self.timeout, connect=min(CONNECT_TIMEOUT, self.timeout)),
+                timeout=Timeout(self.timeout, connect=self.connect_timeout),
                 max_retries=0,  # ours, below: visible to the user, and never after output began
             )
         return self._client
@@ -118,8 +128,16 @@ class Provider:
         # OpenAI's newer models refuse max_tokens; most compatible servers only know max_tokens.
         return {"max_completion_tokens" if self.uses_openai else "max_tokens": max_tokens}
 
-    def _context(self, model: str) -> CallContext:
-        return CallContext(model, self.base_url, self.api_key_env, self._api_key, self.timeout)
+    def _context(self, model: str, *, streaming: bool = True) -> CallContext:
+        return CallContext(
+            model,
+            self.base_url,
+            self.api_key_env,
+            self._api_key,
+            self.timeout,
+            self.connect_timeout,
+            self.idle_timeout if streaming else None,  # an unstreamed answer has only the total
+        )
 
     # --- retries --------------------------------------------------------------------------------
 
@@ -132,17 +150,35 @@ class Provider:
         return delay * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER)
 
     async def _before_retry(
-        self, attempt: int, exc: BaseException, model: str, on_retry: RetryCallback | None
+        self, attempt: int, exc: BaseException, fault: Fault, on_retry: RetryCallback | None
     ) -> None:
-        """Raise the mapped error if we may not retry; otherwise report and sleep."""
-        if not is_retryable(exc) or attempt > self.max_retries:
-            raise from_openai(exc, self._context(model)) from exc
-        delay = self.retry_delay(attempt, exc)
+        """Raise the fault's error if we may not retry; otherwise report and sleep."""
+        cap = self.max_retries if fault.retry_cap is None else min(fault.retry_cap, self.max_retries)
+        if not fault.retryable or attempt > cap:
+            raise fault.error from exc
+        if fault.kind is FaultKind.CONNECT:
+            delay = min(CONNECT_RETRY_DELAY, self.retry_delay(attempt, exc))
+        else:
+            delay = self.retry_delay(attempt, exc)
         if on_retry is not None:
-            result = on_retry(attempt, delay, retry_reason(exc))
+            result = on_retry(attempt, delay, fault.reason)
             if inspect.isawaitable(result):
                 await result
         await asyncio.sleep(delay)
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self.timeout
+
+    async def _within(self, deadline: float, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable`` before the call's total deadline (request_timeout)."""
+        limit = asyncio.timeout(max(0.0, deadline - time.monotonic()))
+        try:
+            async with limit:
+                return await awaitable
+        except TimeoutError:
+            if limit.expired():
+                raise StallTimeout(self.timeout, idle=False) from None
+            raise
 
     # --- calls ----------------------------------------------------------------------------------
 
@@ -152,11 +188,14 @@ class Provider:
         Not ``chat.completions.create``: that re-validates every message through the SDK's typed-dict
         transform, ~0.5 s per request at 1,000 messages, growing with the session. Our messages are
         already plain OpenAI JSON, built and persisted by us, so they are sent as they are."""
-        from openai import AsyncStream
+        from openai import AsyncStream, Timeout
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         options: Any = {"security": {"bearer_auth": True}}
         if stream:
+            # httpx's read timeout bounds each socket read: no byte (a keep-alive comment counts)
+            # for stream_idle_timeout ends the attempt, however long the whole stream runs.
+            options["timeout"] = Timeout(self.timeout, connect=self.connect_timeout, read=self.idle_timeout)
             return await self.client.post(
                 "/chat/completions",
                 cast_to=ChatCompletion,
@@ -178,37 +217,58 @@ class Provider:
     ) -> AsyncIterator[ProviderEvent]:
         """Yield ``TextChunk``/``ToolCallProgress`` as the reply streams, then one ``Completed``.
 
-        Consume it inside ``contextlib.aclosing`` (or cancel the task): the HTTP stream is closed the
-        moment the generator is closed or cancelled.
+        Raises only ``LLMError``s. One that ends the call after output was yielded is a
+        ``StreamInterrupted`` whose ``partial_text`` is the text that arrived. Consume it inside
+        ``contextlib.aclosing`` (or cancel the task): the HTTP stream is closed the moment the
+        generator is closed or cancelled.
         """
-        import openai
-
         kwargs: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
         if tools:
             kwargs["tools"] = list(tools)
+        body = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
+        ctx = self._context(model)
         attempt = 0
+        cleaned = False
         while True:
             attempt += 1
+            assembler = StreamAssembler()
             yielded = False
-            stream = None
             try:
-                stream = await self._post_chat(
-                    {**kwargs, "stream": True, "stream_options": {"include_usage": True}}, stream=True
-                )
-                assembler = StreamAssembler()
-                async for chunk in stream:
-                    for event in assembler.feed(chunk):
-                        yielded = True
-                        yield event
-                yield Completed(assembler.response())
+                async for event in self._stream_attempt(body, assembler):
+                    yielded = True
+                    yield event
+                response = assembler.response()
+                _check_not_empty(response, ctx, events=assembler.chunks, choices=assembler.choices)
+                yield Completed(response)
                 return
-            except openai.OpenAIError as exc:
+            except UnicodeEncodeError as exc:
+                if cleaned or yielded:
+                    raise classify(exc, ctx).error from None
+                # Text that is not valid UTF-8 slipped into the request: clean it once and resend.
+                body, attempt, cleaned = valid_json(body), 0, True
+            except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
+                fault = classify(exc, ctx)
                 if yielded:  # the user has seen part of this reply: a retry would duplicate it
-                    raise from_openai(exc, self._context(model), mid_stream=True) from exc
-                await self._before_retry(attempt, exc, model, on_retry)
-            finally:
-                if stream is not None:
-                    await stream.close()
+                    raise interrupted(fault, ctx, assembler.text) from exc
+                await self._before_retry(attempt, exc, fault, on_retry)
+
+    async def _stream_attempt(
+        self, body: dict[str, Any], assembler: StreamAssembler
+    ) -> AsyncIterator[TextChunk | ToolCallProgress]:
+        deadline = self._deadline()
+        stream = None
+        try:
+            stream = await self._within(deadline, self._post_chat(body, stream=True))
+            while True:
+                try:
+                    chunk = await self._within(deadline, stream.__anext__())
+                except StopAsyncIteration:
+                    return
+                for event in assembler.feed(chunk):
+                    yield event
+        finally:
+            if stream is not None:
+                await stream.close()
 
     async def complete(
         self,
@@ -218,15 +278,43 @@ class Provider:
         max_tokens: int | None = None,
         on_retry: RetryCallback | None = None,
     ) -> LLMResponse:
-        """One non-streamed reply, no tools (compaction summaries)."""
-        import openai
-
-        kwargs: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
+        """One non-streamed reply, no tools (compaction summaries). Raises only ``LLMError``s."""
+        body: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
+        ctx = self._context(model, streaming=False)
         attempt = 0
+        cleaned = False
         while True:
             attempt += 1
             try:
-                completion = await self._post_chat(kwargs, stream=False)
-                return response_from_completion(completion)
-            except openai.OpenAIError as exc:
-                await self._before_retry(attempt, exc, model, on_retry)
+                completion = await self._within(self._deadline(), self._post_chat(body, stream=False))
+                response = response_from_completion(completion)
+                _check_not_empty(response, ctx, events=None, choices=choice_count(completion))
+                return response
+            except UnicodeEncodeError as exc:
+                if cleaned:
+                    raise classify(exc, ctx).error from None
+                body, attempt, cleaned = valid_json(body), 0, True
+            except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
+                await self._before_retry(attempt, exc, classify(exc, ctx), on_retry)
+
+
+def _check_not_empty(response: LLMResponse, ctx: CallContext, *, events: int | None, choices: int) -> None:
+    """An answer with nothing in it is an error the user sees, never an empty assistant message."""
+    if not response.is_empty:
+        return
+    again = "Try again; if it keeps happening, check the model and the endpoint."
+    if events == 0:
+        raise EmptyResponse(f"{ctx.base_url} sent an empty stream (no events) for `{ctx.model}`.", again)
+    if choices == 0:
+        raise EmptyResponse(f"{ctx.base_url} answered without any choices for `{ctx.model}`.", again)
+    if response.finish_reason == "length":
+        raise EmptyResponse(
+            f"`{ctx.model}` used its whole output budget without writing any text (finish_reason length).",
+            "Raise `max_output_tokens` for this model in config.toml, or try again.",
+        )
+    if response.finish_reason == "content_filter":
+        raise EmptyResponse(
+            f"The provider filtered `{ctx.model}`'s reply (finish_reason content_filter); nothing came back.",
+            "Rephrase the request, or try again.",
+        )
+    raise EmptyResponse(f"`{ctx.model}` returned an empty reply (no text and no tool calls).", again)

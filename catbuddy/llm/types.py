@@ -8,8 +8,12 @@ heavy.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from catbuddy.llm.faults import MalformedChunk
+from catbuddy.text import valid_text
 
 
 @dataclass(frozen=True)
@@ -22,11 +26,11 @@ class Usage:
     def from_sdk(cls, usage: Any) -> Usage | None:
         if usage is None:
             return None
-        details = getattr(usage, "prompt_tokens_details", None)
+        details = _get(usage, "prompt_tokens_details")
         return cls(
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            cached_tokens=getattr(details, "cached_tokens", None) if details is not None else None,
+            prompt_tokens=_count(_get(usage, "prompt_tokens")),
+            completion_tokens=_count(_get(usage, "completion_tokens")),
+            cached_tokens=_count(_get(details, "cached_tokens")) if details is not None else None,
         )
 
 
@@ -46,6 +50,11 @@ class LLMResponse:
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
         return list(self.message.get("tool_calls") or [])
+
+    @property
+    def is_empty(self) -> bool:
+        """No text and no tool calls: nothing an assistant message may hold."""
+        return not self.text and not self.tool_calls
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,41 @@ class Completed:
 ProviderEvent = TextChunk | ToolCallProgress | Completed
 
 
+def _get(obj: Any, name: str) -> Any:
+    """A field of an SDK object or of a plain dict (the SDK keeps shapes it does not know as dicts)."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _optional(obj: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """``obj.name`` if it is None or of ``kind``; otherwise the chunk is malformed."""
+    value = _get(obj, name)
+    if value is None or (isinstance(value, kind) and not isinstance(value, bool)):
+        return value
+    raise MalformedChunk(f"{where}.{name} is {type(value).__name__}, not {getattr(kind, '__name__', kind)}")
+
+
+def _is_object(value: Any) -> bool:
+    return value is not None and not isinstance(value, str | int | float | bool | list | tuple)
+
+
+def _items(obj: Any, name: str, where: str) -> Iterable[Any]:
+    value = _get(obj, name)
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise MalformedChunk(f"{where}.{name} is {type(value).__name__}, not a list")
+    for i, item in enumerate(value):
+        if not _is_object(item):
+            raise MalformedChunk(f"{where}.{name}[{i}] is {type(item).__name__}, not an object")
+    return value
+
+
 @dataclass
 class _CallParts:
     id: str = ""
@@ -86,17 +130,36 @@ def assistant_message(content: str | None, calls: list[dict[str, Any]]) -> dict[
     return message
 
 
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
 def tool_call_dict(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     # Some local servers omit ids or send "" for a call without arguments; the API wants both.
     return {
-        "id": call_id or f"call_{uuid.uuid4().hex[:24]}",
+        "id": call_id or new_call_id(),
         "type": "function",
-        "function": {"name": name, "arguments": arguments or "{}"},
+        "function": {"name": valid_text(name), "arguments": valid_text(arguments) or "{}"},
     }
 
 
+def unique_call_ids(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every call gets an id of its own: a missing or repeated one is replaced by a fresh one, so each
+    result can be matched to its call (two calls sharing an id would leave one of them unanswered)."""
+    seen: set[str] = set()
+    for call in calls:
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            call["id"] = call_id = new_call_id()
+        seen.add(call_id)
+    return calls
+
+
 class StreamAssembler:
-    """Feeds on ``chat.completion.chunk`` objects; ``response()`` gives the assembled reply."""
+    """Feeds on ``chat.completion.chunk`` objects; ``response()`` gives the assembled reply.
+
+    A chunk that is not shaped like one raises ``MalformedChunk``: the provider decides whether that
+    is retried (nothing shown yet) or ends the call keeping ``text``."""
 
     def __init__(self) -> None:
         self._text: list[str] = []
@@ -104,31 +167,48 @@ class StreamAssembler:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.model: str | None = None
+        self.chunks = 0  # chunks fed, valid or not
+        self.choices = 0  # choice deltas seen (a stream of usage-only chunks has none)
+
+    @property
+    def text(self) -> str:
+        """The reply text assembled so far."""
+        return "".join(self._text)
 
     def feed(self, chunk: Any) -> list[TextChunk | ToolCallProgress]:
+        self.chunks += 1
+        if not _is_object(chunk):
+            raise MalformedChunk(f"a chunk is {type(chunk).__name__}, not an object")
         events: list[TextChunk | ToolCallProgress] = []
-        self.model = getattr(chunk, "model", None) or self.model
-        usage = getattr(chunk, "usage", None)
+        self.model = _optional(chunk, "model", str, "chunk") or self.model
+        usage = _get(chunk, "usage")
         if usage is not None:  # the include_usage chunk (some servers put it on the last choice chunk)
+            if not _is_object(usage):
+                raise MalformedChunk(f"chunk.usage is {type(usage).__name__}, not an object")
             self.usage = Usage.from_sdk(usage)
-        for choice in getattr(chunk, "choices", None) or ():
-            if getattr(choice, "index", 0) not in (0, None):
+        for choice in _items(chunk, "choices", "chunk"):
+            if _optional(choice, "index", int, "choice") not in (0, None):
                 continue  # we ask for one choice; ignore any other
-            delta = getattr(choice, "delta", None)
+            self.choices += 1
+            delta = _get(choice, "delta")
             if delta is not None:
-                text = getattr(delta, "content", None) or getattr(delta, "refusal", None)
+                if not _is_object(delta):
+                    raise MalformedChunk(f"choice.delta is {type(delta).__name__}, not an object")
+                text = _optional(delta, "content", str, "delta") or _optional(delta, "refusal", str, "delta")
                 if text:
+                    text = valid_text(text)
                     self._text.append(text)
                     events.append(TextChunk(text))
-                for call_delta in getattr(delta, "tool_calls", None) or ():
+                for call_delta in _items(delta, "tool_calls", "delta"):
                     events.append(self._feed_call(call_delta))
-            if getattr(choice, "finish_reason", None):
-                self.finish_reason = choice.finish_reason
+            finish = _optional(choice, "finish_reason", str, "choice")
+            if finish:
+                self.finish_reason = finish
         return events
 
     def _feed_call(self, delta: Any) -> ToolCallProgress:
-        index = getattr(delta, "index", None)
-        call_id = getattr(delta, "id", None)
+        index = _optional(delta, "index", int, "tool_call")
+        call_id = _optional(delta, "id", str, "tool_call")
         if index is None:  # servers that omit the index: a new id starts a new call
             known = next((i for i, p in self._calls.items() if call_id and p.id == call_id), None)
             if known is not None:
@@ -140,39 +220,65 @@ class StreamAssembler:
         parts = self._calls.setdefault(index, _CallParts())
         if call_id:
             parts.id = call_id
-        function = getattr(delta, "function", None)
+        function = _get(delta, "function")
         if function is not None:
-            if getattr(function, "name", None):
-                parts.name = function.name
-            fragment = getattr(function, "arguments", None)
+            if not _is_object(function):
+                raise MalformedChunk(f"tool_call.function is {type(function).__name__}, not an object")
+            name = _optional(function, "name", str, "function")
+            if name:
+                parts.name = name
+            fragment = _optional(function, "arguments", str, "function")
             if fragment:
                 parts.arguments.append(fragment)
                 parts.chars += len(fragment)
         return ToolCallProgress(index, parts.id, parts.name, parts.chars)
 
     def response(self) -> LLMResponse:
-        calls = [
-            tool_call_dict(parts.id, parts.name, "".join(parts.arguments))
-            for _, parts in sorted(self._calls.items())
-        ]
-        return LLMResponse(
-            assistant_message("".join(self._text), calls), self.finish_reason, self.usage, self.model
+        calls = unique_call_ids(
+            [
+                tool_call_dict(parts.id, parts.name, "".join(parts.arguments))
+                for _, parts in sorted(self._calls.items())
+            ]
         )
+        return LLMResponse(assistant_message(self.text, calls), self.finish_reason, self.usage, self.model)
+
+
+def choice_count(completion: Any) -> int:
+    choices = _get(completion, "choices")
+    return len(choices) if isinstance(choices, list | tuple) else 0
 
 
 def response_from_completion(completion: Any) -> LLMResponse:
-    """An ``LLMResponse`` from a non-streamed ``chat.completion``."""
-    choices = getattr(completion, "choices", None) or []
-    usage = Usage.from_sdk(getattr(completion, "usage", None))
-    model = getattr(completion, "model", None)
+    """An ``LLMResponse`` from a non-streamed ``chat.completion`` (no choices: an empty response)."""
+    if not _is_object(completion):
+        raise MalformedChunk(f"the completion is {type(completion).__name__}, not an object")
+    choices = list(_items(completion, "choices", "completion"))
+    usage_obj = _get(completion, "usage")
+    usage = Usage.from_sdk(usage_obj) if _is_object(usage_obj) else None
+    model = _optional(completion, "model", str, "completion")
     if not choices:
         return LLMResponse(assistant_message(None, []), None, usage, model)
     choice = choices[0]
-    message = choice.message
-    calls = [
-        tool_call_dict(call.id, call.function.name, call.function.arguments)
-        for call in (getattr(message, "tool_calls", None) or [])
-        if getattr(call, "function", None) is not None
-    ]
-    content = getattr(message, "content", None) or getattr(message, "refusal", None)
-    return LLMResponse(assistant_message(content, calls), choice.finish_reason, usage, model)
+    message = _get(choice, "message")
+    if not _is_object(message):
+        raise MalformedChunk("choices[0].message is missing or not an object")
+    calls = []
+    for call in _items(message, "tool_calls", "message"):
+        function = _get(call, "function")
+        if not _is_object(function):
+            continue
+        calls.append(
+            tool_call_dict(
+                _optional(call, "id", str, "tool_call") or "",
+                _optional(function, "name", str, "function") or "",
+                _optional(function, "arguments", str, "function") or "",
+            )
+        )
+    content = _optional(message, "content", str, "message") or _optional(message, "refusal", str, "message")
+    finish = _optional(choice, "finish_reason", str, "choice")
+    return LLMResponse(
+        assistant_message(valid_text(content) if content else None, unique_call_ids(calls)),
+        finish,
+        usage,
+        model,
+    )

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from catbuddy.text import valid_text
 from catbuddy.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 if TYPE_CHECKING:
@@ -126,7 +127,8 @@ def result_text(result: Mapping[str, Any]) -> str:
     if structured is not None and not any(p.get("type") == "text" for p in parts):
         texts.append(json.dumps(structured, ensure_ascii=False, indent=2))
     text = "\n".join(t for t in texts if t)
-    return _capped(text) if text else "(no output)"
+    # JSON from a server may carry lone surrogates (escaped); they become U+FFFD here, at the edge.
+    return valid_text(_capped(text)) if text else "(no output)"
 
 
 class McpTool(Tool):

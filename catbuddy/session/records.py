@@ -2,9 +2,17 @@
 
 A session file holds one JSON object per line: a ``meta`` line, then ``message``, ``compaction`` and
 ``event`` records in the order they happened. Reading never trusts the file: a torn last line (the
-process died mid-write), a corrupt line or a record missing a required field is skipped, counted and
-reported, and everything else still loads. Unknown record types are skipped quietly so that an older
-catbuddy can open a file written by a newer one.
+process died mid-write), a corrupt line, a line too long or nested too deeply to parse safely, or a
+record of the wrong shape (checked against the schema below, see ``catbuddy.session.schema``) is
+skipped, counted and reported, and
+everything else still loads. A record is never sent to a model unless it passed. Unknown record types
+are skipped quietly so that an older catbuddy can open a file written by a newer one.
+
+The message schema is the OpenAI chat format: ``role`` one of system/user/assistant/tool; ``content``
+a string, null (assistant only, with tool calls) or a list of parts (objects with a string ``type``,
+text parts with a string ``text``); ``tool_calls`` (assistant only) a list of ``{"id": str, "type":
+"function", "function": {"name": str, "arguments": str}}`` with distinct ids; ``tool_call_id`` a
+string on tool messages (and only there); ``name`` a string.
 
 ``read_session_file`` also reads plain OpenAI message lines (``{"role": ..., "content": ...}`` with no
 ``type``), which is what ``catbuddy context --history FILE.jsonl`` accepts.
@@ -17,6 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from catbuddy.messages import valid_json
+from catbuddy.session.schema import message_problem
 
 META = "meta"
 MESSAGE = "message"
@@ -31,6 +42,11 @@ META_KEYS = ("session_id", "created_at", "work_root", "model", "catbuddy_version
 
 UTF8_BOM = b"\xef\xbb\xbf"
 MAX_LISTED_PROBLEMS = 10  # more corrupt lines than this are summarised in one line
+# Bounds checked before (and right after) parsing, so no line can exhaust memory or the stack. Nothing
+# catbuddy writes comes near them: tool results and arguments are capped far below.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 32  # JSON nesting of a record; a message needs 5 (record, tool_calls, call, function, …)
+_ESCAPED_SURROGATE = (b"\\ud", b"\\uD")  # only an escape can put a lone surrogate into parsed JSON
 
 _DECODER = json.JSONDecoder()
 
@@ -91,9 +107,14 @@ class MessageRecord:
         record_id = obj.get("id")
         if not isinstance(record_id, str) or not record_id:
             raise RecordError("message record without an id")
-        if not isinstance(obj.get("role"), str):
+        if obj.get("role") is None:
             raise RecordError(f"message {record_id} has no role")
-        message = {k: v for k, v in obj.items() if k not in MESSAGE_ENVELOPE}
+        message = dict(obj)
+        for key in MESSAGE_ENVELOPE:
+            message.pop(key, None)
+        problem = message_problem(message)
+        if problem:
+            raise RecordError(f"message {record_id}: {problem}")
         return cls(id=record_id, ts=_ts(obj), message=message)
 
 
@@ -212,17 +233,12 @@ def read_session_file(path: Path | str) -> LoadResult:
         lineno = index + 1
         torn = index == last_index  # no newline after it: the write may have been cut short
         try:
-            text = line.decode("utf-8")
-            obj, end = _DECODER.raw_decode(text)  # json.loads minus its whitespace regexes: ~30% faster
-        except ValueError:
-            _corrupt(result, lineno, torn, "not valid JSON")
+            obj, repaired = parse_line(line)
+        except RecordError as exc:
+            _corrupt(result, lineno, torn, str(exc))
             continue
-        if end != len(text):
-            _corrupt(result, lineno, torn, "not valid JSON (extra data after the object)")
-            continue
-        if not isinstance(obj, dict):
-            _corrupt(result, lineno, torn, f"a JSON {type(obj).__name__}, not an object")
-            continue
+        if repaired:
+            result.problems.append(f"line {lineno}: {repaired}")
         kind = obj.get("type")
         if kind is None and "role" in obj:
             kind = MESSAGE  # a plain OpenAI message line
@@ -251,6 +267,65 @@ def read_session_file(path: Path | str) -> LoadResult:
         raise SessionFileError(_not_jsonl_message(path, data, nonblank))
     _summarise_problems(result)
     return result
+
+
+def parse_line(line: bytes) -> tuple[dict[str, Any], str]:
+    """One JSONL line as a JSON object, within the size and nesting bounds; raises ``RecordError``.
+
+    Also returns what had to be repaired ("" if nothing): bytes that are not UTF-8 and escaped lone
+    surrogates become U+FFFD, so every string that loads can be written and sent again."""
+    if len(line) > MAX_LINE_BYTES:
+        raise RecordError(f"a line of {len(line):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit")
+    repaired = ""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        text, repaired = line.decode("utf-8", "replace"), "bytes that are not UTF-8 replaced by U+FFFD"
+    try:
+        obj, end = _DECODER.raw_decode(text)  # json.loads minus its whitespace regexes: ~30% faster
+    except RecursionError:  # the C decoder stops at the interpreter's recursion limit, cleanly
+        raise RecordError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:
+        raise RecordError("not valid JSON") from None
+    if end != len(text) and text[end:].strip():
+        raise RecordError("not valid JSON (extra data after the object)")
+    if not isinstance(obj, dict):
+        raise RecordError(f"a JSON {type(obj).__name__}, not an object")
+    # Fewer brackets than the bound cannot nest past it (the usual case, counted in C).
+    if line.count(b"{") + line.count(b"[") > MAX_DEPTH and _too_deep(obj):
+        raise RecordError(f"nested more than {MAX_DEPTH} levels deep")
+    if _ESCAPED_SURROGATE[0] in line or _ESCAPED_SURROGATE[1] in line:
+        cleaned = valid_json(obj)
+        if cleaned != obj:
+            obj, repaired = cleaned, "lone surrogates replaced by U+FFFD"
+    return obj, repaired
+
+
+def _too_deep(obj: Any) -> bool:
+    """Deeper than ``MAX_DEPTH``? Iterative, and visits only containers: cheap for real records."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def rebuild_meta(session_id: str, records: list[Record]) -> MetaRecord:
+    """A meta record for a session whose meta line is lost: the id from the file name, the start
+    time from its first record, the model from its latest /model switch (if any)."""
+    created = next((r.ts for r in records if r.ts), "") or ""
+    model = next(
+        (
+            str(r.data["model"])
+            for r in reversed(records)
+            if isinstance(r, EventRecord) and r.kind == "model" and isinstance(r.data.get("model"), str)
+        ),
+        "",
+    )
+    return MetaRecord(session_id=session_id, created_at=created, model=model, extra={"rebuilt": True})
 
 
 def _corrupt(result: LoadResult, lineno: int, torn: bool, reason: str) -> None:

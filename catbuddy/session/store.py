@@ -20,19 +20,17 @@ import os
 import re
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
 from catbuddy import __version__
-from catbuddy.messages import strip_runtime_block
+from catbuddy.messages import valid_json
 from catbuddy.redact import redact
 from catbuddy.session.records import (
     COMPACTION_KEYS,
     EVENT_ENVELOPE,
-    MESSAGE,
     MESSAGE_ENVELOPE,
     CompactionRecord,
     EventRecord,
@@ -41,9 +39,10 @@ from catbuddy.session.records import (
     MetaRecord,
     SessionError,
     read_session_file,
+    rebuild_meta,
 )
+from catbuddy.session.scan import META_REBUILT, SESSION_SUFFIX, SessionInfo, scan
 
-SESSION_SUFFIX = ".jsonl"
 LOCK_SUFFIX = ".lock"
 MESSAGE_ID_PREFIX = "m"
 COMPACTION_ID_PREFIX = "c"
@@ -51,11 +50,6 @@ ID_DIGITS = 6
 SESSION_ID_RANDOM_BYTES = 3  # six hex characters after the timestamp
 
 _SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-# Record lines written by catbuddy always start with the type key, so listing can count messages by
-# prefix without parsing JSON (a quote inside a string value is always escaped, so this cannot match
-# inside content). The spaced form covers files written by json.dumps defaults.
-_MESSAGE_LINE_PREFIXES = (b'{"type":"message"', b'{"type": "message"')
-_USER_ROLE_KEYS = (b'"role":"user"', b'"role": "user"')
 
 
 class SessionLocked(SessionError):
@@ -78,19 +72,6 @@ class SessionNotFound(SessionError):
 
 class SessionClosed(SessionError):
     pass
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    id: str
-    path: Path
-    created_at: datetime | None  # from the meta line (UTC); None if the file has no readable meta
-    last_activity: datetime  # the file's mtime (UTC): every append changes it
-    message_count: int
-    first_user_message: str  # without catbuddy's trailing "[runtime: …]" block
-    size_bytes: int
-    model: str
-    work_root: str
 
 
 def now_ts() -> str:
@@ -134,13 +115,20 @@ class Session:
         return self._file is None
 
     def append_message(self, message: Mapping[str, Any]) -> str:
-        """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …)."""
+        """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …).
+
+        Text that cannot be UTF-8 (lone surrogates) is stored as U+FFFD, and a ``dict`` message is
+        repaired in place the same way, so the history in memory always equals the file."""
         if not isinstance(message.get("role"), str):
             raise ValueError(f"a message needs a string 'role', got {message.get('role')!r}")
         _check_reserved("message", message, MESSAGE_ENVELOPE)
         record = MessageRecord(id=self._new_id(MESSAGE_ID_PREFIX), ts=now_ts(), message=dict(message))
         self._next_message += 1  # even if the write fails: it may have reached the disk
-        self._write(record.to_json())
+        cleaned = self._write(record.to_json())
+        if cleaned is not None and isinstance(message, dict):
+            repaired = {k: v for k, v in cleaned.items() if k not in MESSAGE_ENVELOPE}
+            message.clear()
+            message.update(repaired)
         return record.id
 
     def append_compaction(self, summary: str, folded_through: str, **extra: Any) -> str:
@@ -208,10 +196,11 @@ class Session:
         number = self._next_message if prefix == MESSAGE_ID_PREFIX else self._next_compaction
         return f"{prefix}{number:0{ID_DIGITS}d}"
 
-    def _write(self, obj: dict[str, Any]) -> None:
+    def _write(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Append one record; returns the record as repaired when its text had to be, else None."""
         if self._file is None:
             raise SessionClosed(f"session {self.id} is closed; open it again to append")
-        line = _encode_line(obj)
+        line, cleaned = _encode_line(obj)
         self._unread_load = None
         if self._write_failed:
             line = b"\n" + line  # a failed write (disk full, …) may have left half a line behind
@@ -226,6 +215,7 @@ class Session:
             self._write_failed = True
             raise
         self._write_failed = False
+        return cleaned
 
 
 class SessionStore:
@@ -255,7 +245,7 @@ class SessionStore:
                 model=model,
                 catbuddy_version=__version__,
             )
-            handle.write(_encode_line(meta.to_json()))
+            handle.write(_encode_line(meta.to_json())[0])
             handle.flush()
             os.fsync(handle.fileno())
         return Session(path, meta, lock_fd, next_message=1, next_compaction=1, secrets=self.secrets)
@@ -272,10 +262,12 @@ class SessionStore:
         try:
             loaded = read_session_file(path)
             _end_with_newline(path)
+            if loaded.meta is None:
+                loaded.meta = _repair_meta(path, session_id, loaded)
         except BaseException:
             _release_lock(lock_fd)
             raise
-        meta = loaded.meta or MetaRecord(session_id=session_id)
+        meta = loaded.meta
         compactions = (r.id for r in loaded.records if isinstance(r, CompactionRecord))
         return Session(
             path,
@@ -291,15 +283,15 @@ class SessionStore:
         """The most recently active session (of ``work_root`` if given), without locking anything."""
         wanted = str(Path(work_root).expanduser().resolve()) if work_root is not None else None
         for path, stat in sorted(self._session_files(), key=lambda ps: ps[1].st_mtime_ns, reverse=True):
-            info = _scan(path, stat)
-            if info is not None and (wanted is None or info.work_root == wanted):
+            info = scan(path, stat)
+            if info is not None and (wanted is None or info.work_root in (wanted, "")):
                 return info
         return None
 
     def list(self) -> builtins.list[SessionInfo]:
         """Every session, most recently active first. Takes no locks; reads each file once, no JSON
         parsing except the meta line and the lines up to the first user message."""
-        infos = [info for path, stat in self._session_files() if (info := _scan(path, stat)) is not None]
+        infos = [info for path, stat in self._session_files() if (info := scan(path, stat)) is not None]
         infos.sort(key=lambda info: (info.last_activity, info.id), reverse=True)
         return infos
 
@@ -321,7 +313,7 @@ class SessionStore:
 
     def _resolve_id(self, session_id: str) -> str:
         how = f"run `catbuddy sessions` (or /sessions) to see the sessions of this directory ({self.sessions_dir})"
-        if not _SESSION_ID_RE.match(session_id or ""):
+        if session_id_problem(session_id):
             raise SessionNotFound(f"{session_id!r} is not a session id; {how}")
         if self.path_for(session_id).is_file():
             return session_id
@@ -336,6 +328,16 @@ class SessionStore:
         raise SessionNotFound(f"no session {session_id!r}; {how}")
 
 
+def session_id_problem(session_id: Any) -> str:
+    """Why ``session_id`` cannot name a session ("" when it can): ids are letters, digits, ``.``, ``_``
+    and ``-``, starting with a letter or digit (so no path, no option, never empty)."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        return "a session id cannot be empty"
+    if not _SESSION_ID_RE.match(session_id):
+        return "not a session id (ids look like 20261202-102040-ab12cd; a unique prefix will do)"
+    return ""
+
+
 def _check_reserved(what: str, data: Mapping[str, Any], reserved: frozenset[str]) -> None:
     clash = sorted(set(data) & reserved)
     if clash:
@@ -344,17 +346,22 @@ def _check_reserved(what: str, data: Mapping[str, Any], reserved: frozenset[str]
         )
 
 
-def _encode_line(obj: dict[str, Any]) -> bytes:
-    """One compact JSON line. Serialised fully before anything is written, so a bad value writes nothing."""
+def _encode_line(obj: dict[str, Any]) -> tuple[bytes, dict[str, Any] | None]:
+    """One compact JSON line, and the record as repaired if its text had to be (else None).
+
+    Serialised fully before anything is written, so a bad value writes nothing. Lone surrogates (tool
+    output decoded with surrogateescape, a split emoji) cannot be UTF-8: they are stored as U+FFFD."""
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        return (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates (e.g. tool output decoded with surrogateescape) cannot be UTF-8; escaped
-        # JSON keeps them, so the record still loads back exactly.
-        return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record is not JSON-serialisable: {exc}") from None
+    try:
+        return (text + "\n").encode("utf-8"), None
+    except UnicodeEncodeError:
+        cleaned = valid_json(obj)
+        return (json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+            "utf-8"
+        ), cleaned
 
 
 def _acquire_lock(lock_path: Path, session_id: str) -> int:
@@ -381,6 +388,23 @@ def _release_lock(fd: int) -> None:
         os.close(fd)  # closing the descriptor drops the flock
 
 
+def _repair_meta(path: Path, session_id: str, loaded: LoadResult) -> MetaRecord:
+    """The meta line is lost: rebuild it, append it (the reader takes a meta record anywhere in the
+    file, so the repair lasts), and report it. Appending never touches the lines already there."""
+    meta = rebuild_meta(session_id, loaded.records)
+    line, _ = _encode_line(meta.to_json())
+    try:
+        with path.open("ab") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        done = "; appended the rebuilt meta record"
+    except OSError as exc:
+        done = f"; could not append it ({exc.strerror or exc})"
+    loaded.problems.insert(0, f"{path.name}: {META_REBUILT}{done}")
+    return meta
+
+
 def _end_with_newline(path: Path) -> None:
     """After a torn last line, start the next record on a fresh line; the torn line stays as it is."""
     with path.open("rb+") as handle:
@@ -397,90 +421,3 @@ def _highest_number(ids: Iterable[str], prefix: str) -> int:
     """The highest ``<prefix><digits>`` id found, so new ids continue after it (0 if none)."""
     numbers = [int(i[len(prefix) :]) for i in ids if i.startswith(prefix) and i[len(prefix) :].isdigit()]
     return max(numbers, default=0)
-
-
-def _scan(path: Path, stat: os.stat_result) -> SessionInfo | None:
-    """Summarise one session file without locking it and without parsing every line."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None  # vanished or unreadable while listing: not worth failing the whole list
-    first_break = data.find(b"\n")
-    meta = _parse_meta(data if first_break < 0 else data[:first_break])
-    return SessionInfo(
-        id=path.name[: -len(SESSION_SUFFIX)],
-        path=path,
-        created_at=_parse_time(meta.created_at) if meta else None,
-        last_activity=datetime.fromtimestamp(stat.st_mtime, UTC),
-        message_count=_count_messages(data),
-        first_user_message=_first_user_text(data),
-        size_bytes=stat.st_size,
-        model=meta.model if meta else "",
-        work_root=meta.work_root if meta else "",
-    )
-
-
-def _count_messages(data: bytes) -> int:
-    """Message lines, counted by prefix in C; a torn line (no closing brace) never counts."""
-    breaks = data.count(b"\n")
-    joined = data.count(b'}\n{"type"')  # a whole record followed by the start of the next one
-    if data.endswith((b"}\n", b"}")) and joined == breaks - data.endswith(b"\n"):
-        # The usual case: every line is a whole record, so counting prefixes is exact.
-        return sum(data.count(b"\n" + prefix) + data.startswith(prefix) for prefix in _MESSAGE_LINE_PREFIXES)
-    # A crash (or an editor) left a torn or odd line somewhere: look at each line.
-    return sum(
-        1
-        for line in data.split(b"\n")
-        if line.startswith(_MESSAGE_LINE_PREFIXES) and line.rstrip().endswith(b"}")
-    )
-
-
-def _first_user_text(data: bytes) -> str:
-    """The first user message's text. The role key can only appear unescaped as a real key (inside a
-    JSON string its quotes are escaped), so searching for it jumps straight to the candidate lines."""
-    start = 0
-    while True:
-        hit = -1
-        for needle in _USER_ROLE_KEYS:
-            found = data.find(needle, start, hit if hit >= 0 else len(data))
-            hit = found if found >= 0 else hit
-        if hit < 0:
-            return ""
-        line_start = data.rfind(b"\n", 0, hit) + 1
-        line_end = data.find(b"\n", hit)
-        line_end = len(data) if line_end < 0 else line_end
-        text = _user_text(data[line_start:line_end])
-        if text is not None:
-            return text
-        start = line_end
-
-
-def _parse_meta(line: bytes) -> MetaRecord | None:
-    try:
-        obj = json.loads(line.decode("utf-8"))
-        return MetaRecord.from_json(obj) if isinstance(obj, dict) and obj.get("type") == "meta" else None
-    except ValueError:
-        return None
-
-
-def _user_text(line: bytes) -> str | None:
-    try:
-        obj = json.loads(line.decode("utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or obj.get("type", MESSAGE) != MESSAGE or obj.get("role") != "user":
-        return None
-    content = obj.get("content")
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = " ".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return strip_runtime_block(content).strip() if isinstance(content, str) else ""
-
-
-def _parse_time(text: str) -> datetime | None:
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)

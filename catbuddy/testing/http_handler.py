@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import threading
 import time
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from catbuddy.testing import wire
 from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
+
+HOLD_POLL = 0.05  # seconds between checks, while stalling, of whether the client is still there
 
 if TYPE_CHECKING:
     from catbuddy.testing.scripted_llm import ScriptedLLM
@@ -161,15 +164,25 @@ class ChatHandler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(reply, chunks, record)
             return
+        if reply.stall_after is not None:  # unstreamed there is nothing to send before the silence
+            self._hold(record)
+            return
         # A slow reply is slow unstreamed too: it takes as long as its stream would have.
         if reply.delay and self.llm._stopping.wait(reply.delay * (len(chunks) + 1)):
             record.outcome = "server closed"
             self._abort()
             return
+        if reply.no_events or reply.malformed_after is not None:
+            record.outcome = "empty body" if reply.no_events else "malformed body"
+            self._send_raw(200, b"" if reply.no_events else reply.malformed_data.encode("utf-8"))
+            return
         record.outcome = "completed"
         self._send_json(200, wire.completion(reply, ctx, usage=usage))
 
     def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]], record: RecordedRequest) -> None:
+        if reply.stall_after == 0 and reply.stall_keepalive is None:
+            self._hold(record)  # accept the request and never answer, not even a status line
+            return
         record.outcome = "streaming"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -179,10 +192,17 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        if reply.no_events:
+            events = []
+        if reply.malformed_after is not None:
+            events.insert(min(reply.malformed_after, len(events)), f"data: {reply.malformed_data}\n\n")
         for number, event in enumerate(events):
             if reply.disconnect_after is not None and number >= reply.disconnect_after:
                 record.outcome = "dropped by script"
                 self._abort()
+                return
+            if reply.stall_after is not None and number >= reply.stall_after:
+                self._hold(record, reply.stall_keepalive)
                 return
             if reply.delay and self.llm._stopping.wait(reply.delay):
                 record.outcome = "server closed"
@@ -191,6 +211,8 @@ class ChatHandler(BaseHTTPRequestHandler):
             if number == len(events) - 1:
                 record.outcome = "streamed"
             self._write_chunk(event.encode("utf-8"))
+        if not events:
+            record.outcome = "streamed (no events)"
         self._write_chunk(b"")  # the terminating zero-length chunk
 
     # --- low level ------------------------------------------------------------------------------
@@ -198,6 +220,45 @@ class ChatHandler(BaseHTTPRequestHandler):
     def _write_chunk(self, data: bytes) -> None:
         try:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
+            raise _Disconnected from exc
+
+    def _hold(self, record: RecordedRequest, keepalive: float | None = None) -> None:
+        """Stall: send nothing more (or only SSE comments every ``keepalive`` seconds), until the
+        client gives up (closes) or the server is closed."""
+        record.outcome = "stalled"
+        try:
+            self.wfile.flush()
+        except OSError:
+            pass
+        next_ping = time.monotonic() + (keepalive or 0)
+        while not self.llm._stopping.wait(min(HOLD_POLL, keepalive or HOLD_POLL)):
+            if keepalive is not None and time.monotonic() >= next_ping:
+                try:
+                    self._write_chunk(b": keep-alive\n\n")
+                except _Disconnected:
+                    record.outcome = "stalled (client gave up)"
+                    return
+                next_ping = time.monotonic() + keepalive
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    record.outcome = "stalled (client gave up)"
+                    return
+            except OSError:
+                record.outcome = "stalled (client gave up)"
+                return
+        record.outcome = "stalled (server closed)"
+        self._abort()
+
+    def _send_raw(self, status: int, data: bytes) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
             raise _Disconnected from exc

@@ -18,6 +18,9 @@ from catbuddy.messages import content_text, strip_runtime_block
 DEFAULT_CHUNK_SIZE = 8
 DEFAULT_MODEL = "scripted"  # the model name the scripted server answers to by default
 EXHAUSTED_MODES = ("echo", "error")
+# What a malformed chunk carries unless the reply says otherwise: JSON cut off in the middle.
+MALFORMED_DATA = '{"id": "chatcmpl-broken", "object": "chat.completion.chunk", "choices": [{"delta": {"cont'
+TOOL_CALL_ID_FAULTS = ("missing", "empty", "duplicate")
 
 
 class ScriptError(ValueError):
@@ -59,12 +62,32 @@ class ReplySpec:
     error: ErrorSpec | None = None
     interleave_tool_calls: bool = False  # mix argument fragments of parallel calls (some servers do)
     disconnect_after: int | None = None  # drop the connection after this many chunks (broken streams)
+    # Faults a real server or proxy produces (see the scripted_llm docstring):
+    malformed_after: int | None = None  # one chunk that is not JSON after this many good ones (0: first)
+    malformed_data: str = MALFORMED_DATA  # what that chunk's `data:` line carries
+    stall_after: int | None = None  # go silent after this many chunks (0: never answer at all)
+    stall_keepalive: float | None = None  # while stalled, an SSE comment every so many seconds
+    no_choices: bool = False  # a 200 whose chunks (or completion) have no choices
+    empty: bool = False  # a completion with no text and no tool calls
+    no_events: bool = False  # a 200 stream that ends without a single event (unstreamed: empty body)
+    tool_call_ids: str | None = None  # "missing", "empty" or "duplicate": broken ids on the calls
+
+    @property
+    def is_fault(self) -> bool:
+        """A reply that is only a fault needs no text or calls."""
+        return (
+            self.malformed_after is not None
+            or self.stall_after is not None
+            or self.no_choices
+            or self.empty
+            or self.no_events
+        )
 
     @property
     def resolved_finish_reason(self) -> str:
         if self.finish_reason:
             return self.finish_reason
-        return "tool_calls" if self.tool_calls else "stop"
+        return "tool_calls" if self.tool_calls and not self.empty else "stop"
 
 
 Responder = Callable[[dict[str, Any]], ReplySpec]
@@ -111,6 +134,35 @@ class Reply:
     ) -> ReplySpec:
         return ReplySpec(error=ErrorSpec(status, type, code, message, param, retry_after))
 
+    # --- faults -------------------------------------------------------------------------------
+
+    @staticmethod
+    def malformed(after: int = 0, data: str = MALFORMED_DATA, *, text: str = "", **kw: Any) -> ReplySpec:
+        """A chunk that is not JSON (or ``data``: any raw line) after ``after`` good chunks of ``text``."""
+        return ReplySpec(text=text, malformed_after=after, malformed_data=data, **kw)
+
+    @staticmethod
+    def stall(after: int = 0, *, text: str = "", keepalive: float | None = None, **kw: Any) -> ReplySpec:
+        """Go silent after ``after`` chunks (0: accept the request and never answer), until the client
+        gives up or the server closes. With ``keepalive`` (streams), send an SSE comment that often
+        instead of nothing: bytes flow, but no event ever comes (the headers go out first)."""
+        return ReplySpec(text=text, stall_after=after, stall_keepalive=keepalive, **kw)
+
+    @staticmethod
+    def no_choices(**kw: Any) -> ReplySpec:
+        """A 200 with no choices (only a usage chunk when streaming)."""
+        return ReplySpec(no_choices=True, **kw)
+
+    @staticmethod
+    def empty(**kw: Any) -> ReplySpec:
+        """A completion with no text and no tool calls (finish_reason "stop" unless told)."""
+        return ReplySpec(empty=True, **kw)
+
+    @staticmethod
+    def no_events(**kw: Any) -> ReplySpec:
+        """A 200 stream that ends at once, without a single event or [DONE] (unstreamed: an empty body)."""
+        return ReplySpec(no_events=True, **kw)
+
     @staticmethod
     def context_length_exceeded(message: str = "") -> ReplySpec:
         text = message or "This model's maximum context length has been exceeded. Please reduce the length."
@@ -141,6 +193,14 @@ REPLY_KEYS = {
     "error": dict,
     "interleave_tool_calls": bool,
     "disconnect_after": int,
+    "malformed_after": int,
+    "malformed_data": str,
+    "stall_after": int,
+    "stall_keepalive": (int, float),
+    "no_choices": bool,
+    "empty": bool,
+    "no_events": bool,
+    "tool_call_ids": str,
 }
 TOOL_CALL_KEYS = {"id": str, "name": str, "arguments": (dict, str)}
 ERROR_KEYS = {
@@ -215,8 +275,21 @@ def reply_from_json(data: Any, where: str = "reply") -> ReplySpec:
         raise ScriptError(f"{where}.chunk_size: expected an integer ≥ 1, got {chunk_size}")
     if data.get("delay", 0) < 0:
         raise ScriptError(f"{where}.delay: expected a number ≥ 0 (seconds), got {data['delay']}")
-    if not data.get("text") and not calls and error is None:
-        raise ScriptError(f"{where}: a reply needs `text`, `tool_calls` or `error`")
+    for key in ("disconnect_after", "malformed_after", "stall_after"):
+        if data.get(key, 0) < 0:
+            raise ScriptError(f"{where}.{key}: expected a chunk count ≥ 0, got {data[key]}")
+    if data.get("stall_keepalive", 1) <= 0:
+        raise ScriptError(f"{where}.stall_keepalive: expected a number of seconds > 0")
+    if data.get("tool_call_ids", "missing") not in TOOL_CALL_ID_FAULTS:
+        raise ScriptError(f"{where}.tool_call_ids: expected one of {', '.join(TOOL_CALL_ID_FAULTS)}")
+    fault = any(data.get(k) is not None for k in ("malformed_after", "stall_after")) or any(
+        data.get(k) for k in ("no_choices", "empty", "no_events")
+    )
+    if not data.get("text") and not calls and error is None and not fault:
+        raise ScriptError(
+            f"{where}: a reply needs `text`, `tool_calls` or `error` "
+            "(or a fault: `empty`, `no_choices`, `no_events`, `stall_after`, `malformed_after`)"
+        )
     return ReplySpec(
         text=data.get("text", ""),
         tool_calls=tuple(calls),
@@ -226,6 +299,14 @@ def reply_from_json(data: Any, where: str = "reply") -> ReplySpec:
         error=error,
         interleave_tool_calls=data.get("interleave_tool_calls", False),
         disconnect_after=data.get("disconnect_after"),
+        malformed_after=data.get("malformed_after"),
+        malformed_data=data.get("malformed_data", MALFORMED_DATA),
+        stall_after=data.get("stall_after"),
+        stall_keepalive=float(data["stall_keepalive"]) if "stall_keepalive" in data else None,
+        no_choices=data.get("no_choices", False),
+        empty=data.get("empty", False),
+        no_events=data.get("no_events", False),
+        tool_call_ids=data.get("tool_call_ids"),
     )
 
 

@@ -44,6 +44,28 @@ text, tool_calls or error)::
     }
 
 ``arguments`` may be an object (sent as its JSON) or a raw string (sent as is, e.g. broken JSON).
+
+Faults, for testing how a client copes with a misbehaving server or proxy (a reply that is only a
+fault needs no text)::
+
+    {"text": "abc", "malformed_after": 2}   // after 2 good chunks, one `data:` line that is not JSON
+                                            // (0: the very first event); unstreamed: the whole body
+    {"malformed_after": 0, "malformed_data": "{\"choices\": \"oops\"}"}  // any raw data line instead
+    {"stall_after": 0}                      // accept the request and never answer (no status line)
+    {"text": "abc", "stall_after": 3}       // headers and 3 chunks, then silence; either way the
+                                            // connection is held until the client gives up
+    {"stall_after": 1, "stall_keepalive": 0.5}  // …but an SSE comment every 0.5 s while stalled:
+                                            // bytes keep flowing, no event ever comes
+    {"no_choices": true}                    // a 200 with no choices (streamed: only the usage chunk)
+    {"empty": true}                         // a completion with no text and no tool calls
+    {"no_events": true}                     // a 200 stream with no event and no [DONE] (unstreamed:
+                                            // an empty body)
+    {"tool_calls": [...], "tool_call_ids": "duplicate"}   // or "missing" (no id) or "empty" ("")
+
+In Python: ``Reply.malformed(after, data, text=...)``, ``Reply.stall(after, text=...)``,
+``Reply.no_choices()``, ``Reply.empty()``, ``Reply.no_events()``, and ``tool_call_ids=`` on any reply.
+Connection refused and an unknown host need no server: point the client at a closed port, or at a
+host under ``.invalid`` (RFC 6761: it never resolves).
 """
 
 from __future__ import annotations

@@ -37,8 +37,21 @@ class StreamContext:
     call_id_prefix: str  # tool call ids are "<prefix>_<n>", unique per request
 
 
-def call_ids(reply: ReplySpec, prefix: str) -> list[str]:
-    return [call.id or f"{prefix}_{i}" for i, call in enumerate(reply.tool_calls)]
+def call_ids(reply: ReplySpec, prefix: str) -> list[str | None]:
+    """Each call's id as sent: given, or "<prefix>_<n>"; broken on purpose by ``tool_call_ids``
+    ("missing": no id at all, "empty": "", "duplicate": every call has the first one's)."""
+    ids: list[str | None] = [call.id or f"{prefix}_{i}" for i, call in enumerate(reply.tool_calls)]
+    if reply.tool_call_ids == "missing":
+        return [None] * len(ids)
+    if reply.tool_call_ids == "empty":
+        return [""] * len(ids)
+    if reply.tool_call_ids == "duplicate":
+        return ids[:1] * len(ids)
+    return ids
+
+
+def _with_id(call: dict[str, Any], call_id: str | None) -> dict[str, Any]:
+    return call if call_id is None else {"id": call_id, **call}
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -61,16 +74,12 @@ def _chunk(
     return chunk
 
 
-def _tool_call_deltas(reply: ReplySpec, ids: list[str]) -> list[dict[str, Any]]:
+def _tool_call_deltas(reply: ReplySpec, ids: list[str | None]) -> list[dict[str, Any]]:
     """Per call: a head (index, id, type, name, empty arguments), then argument fragments."""
     per_call: list[list[dict[str, Any]]] = []
     for index, (call, call_id) in enumerate(zip(reply.tool_calls, ids, strict=True)):
-        head = {
-            "index": index,
-            "id": call_id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": ""},
-        }
+        head = {"index": index, **_with_id({"type": "function"}, call_id)}
+        head["function"] = {"name": call.name, "arguments": ""}
         fragments = [
             {"index": index, "function": {"arguments": piece}}
             for piece in _pieces(call.arguments_json, reply.chunk_size)
@@ -88,7 +97,21 @@ def stream_chunks(
     reply: ReplySpec, ctx: StreamContext, *, include_usage: bool, usage: dict[str, int]
 ) -> list[dict[str, Any]]:
     """Every ``chat.completion.chunk`` of a streamed reply, in order (``[DONE]`` not included)."""
+    if reply.no_choices:  # what some proxies send when the upstream failed: usage, or nothing, no choices
+        final = _chunk(ctx, {}, None, False)
+        final["choices"] = []
+        if include_usage:
+            final["usage"] = usage
+        return [final]
     chunks = [_chunk(ctx, {"role": "assistant", "content": "", "refusal": None}, None, include_usage)]
+    if reply.empty:
+        chunks.append(_chunk(ctx, {}, reply.finish_reason or "stop", include_usage))
+        if include_usage:
+            final = _chunk(ctx, {}, None, False)
+            final["choices"] = []
+            final["usage"] = usage
+            chunks.append(final)
+        return chunks
     for piece in _pieces(reply.text, reply.chunk_size):
         chunks.append(_chunk(ctx, {"content": piece}, None, include_usage))
     for delta in _tool_call_deltas(reply, call_ids(reply, ctx.call_id_prefix)):
@@ -105,24 +128,26 @@ def stream_chunks(
 def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, int]) -> dict[str, Any]:
     """A non-streamed ``chat.completion`` object."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
-    if reply.tool_calls:
+    if reply.tool_calls and not reply.empty:
         message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments_json},
-            }
+            _with_id(
+                {"type": "function", "function": {"name": call.name, "arguments": call.arguments_json}},
+                call_id,
+            )
             for call, call_id in zip(reply.tool_calls, call_ids(reply, ctx.call_id_prefix), strict=True)
         ]
+    if reply.empty:
+        message["content"] = None
+    choices = [
+        {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.resolved_finish_reason}
+    ]
     return {
         "id": ctx.completion_id,
         "object": "chat.completion",
         "created": ctx.created,
         "model": ctx.model,
         "system_fingerprint": None,
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.resolved_finish_reason}
-        ],
+        "choices": [] if reply.no_choices else choices,
         "usage": usage,
     }
 

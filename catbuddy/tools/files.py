@@ -1,28 +1,39 @@
-"""File tools: read_file, write_file, edit_file and list_dir, all behind the path guard."""
+"""File tools: read_file, write_file and edit_file, all behind the path guard (list_dir: list_dir.py).
+
+Each runs in a worker thread (file work never blocks the event loop), touches regular files only
+(``fileio`` refuses FIFOs, devices and sockets) and reads a bounded number of bytes.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import fnmatch
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catbuddy.text import cut_line, truncate_lines, unified_diff
+from catbuddy.text import cut_line, decode_text, truncate_lines, unified_diff, valid_text
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.fileio import (
+    check_regular,
+    count_remaining_lines,
+    iter_lines,
+    open_regular,
+    read_bytes,
+    write_bytes,
+)
 from catbuddy.tools.guard import display_path, resolve_path
 
 READ_MAX_LINES = 2_000
 READ_MAX_BYTES = 256 * 1024
 READ_MAX_LINE_CHARS = 2_000
+READ_MAX_LINE_BYTES = READ_MAX_LINE_CHARS * 4 + 4  # enough for 2,000 characters of any UTF-8
+EDIT_MAX_BYTES = 16 * 1024 * 1024  # edit_file reads the whole file; larger ones are refused
+DIFF_MAX_BYTES = 4 * 1024 * 1024  # write_file shows a diff of the old content up to this size
 BINARY_SNIFF_BYTES = 8 * 1024
 DIFF_MAX_LINES = 200  # diff lines returned to the model; the UI gets the whole diff
 CLOSEST_MAX_LINES = 30
-LIST_MAX_ENTRIES = 500
-LIST_DEFAULT_DEPTH = 2
-LIST_MAX_DEPTH = 10
-LIST_COUNT_CEILING = 20_000  # entries counted before we stop walking
 IGNORED_DIRS = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
      "dist", "build", ".tox", ".hg", ".svn"}
@@ -46,7 +57,7 @@ class TextFile:
     def encode(self, text: str) -> bytes:
         if self.crlf:
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode("utf-8")
+        return (b"\xef\xbb\xbf" if self.bom else b"") + valid_text(text).encode("utf-8")
 
 
 def looks_binary(data: bytes) -> bool:
@@ -54,7 +65,7 @@ def looks_binary(data: bytes) -> bool:
 
 
 def load_text(path: Path, shown: str) -> TextFile:
-    data = path.read_bytes()
+    data = read_bytes(path, shown, EDIT_MAX_BYTES)
     if looks_binary(data):
         raise ToolError(f"{shown} is a binary file; read_file and edit_file only handle text.")
     bom = data.startswith(b"\xef\xbb\xbf")
@@ -86,7 +97,7 @@ def number_lines(lines: list[str], first: int) -> str:
     return "\n".join(f"{n:>6}\t{cut_line(line, READ_MAX_LINE_CHARS)}" for n, line in enumerate(lines, first))
 
 
-def _int_arg(args: dict[str, Any], key: str, default: int, minimum: int) -> int:
+def int_arg(args: dict[str, Any], key: str, default: int, minimum: int) -> int:
     value = args.get(key)
     if value is None:
         return default
@@ -116,59 +127,79 @@ class ReadFileTool(Tool):
     kind = ToolKind.READ
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._read, args, ctx)
+
+    def _read(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_path(ctx, args.get("path"), for_write=False)
         shown = display_path(ctx, path)
-        offset = _int_arg(args, "offset", 1, 1)
-        limit = min(_int_arg(args, "limit", READ_MAX_LINES, 1), READ_MAX_LINES)
+        offset = int_arg(args, "offset", 1, 1)
+        limit = min(int_arg(args, "limit", READ_MAX_LINES, 1), READ_MAX_LINES)
+        info = check_regular(path, shown, "read")
+        if info is None:
+            raise not_found(path, shown)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory; use list_dir to see what it holds.")
-        if not path.is_file():
-            raise not_found(path, shown)
-        lines, total, stop_reason = _read_lines(path, shown, offset, limit)
-        if total == 0:
+        read = _read_lines(path, shown, offset, limit)
+        if read.total == 0:
             return ToolResult(f"{shown} is empty.", meta={"lines": 0})
-        if not lines:
-            raise ToolError(f"offset {offset} is past the end of {shown}, which has {total:,} lines.")
-        body = number_lines(lines, offset)
-        last = offset + len(lines) - 1
-        if last < total:
-            why = "the 256 KB limit" if stop_reason == "bytes" else f"{len(lines):,} lines"
+        if not read.lines:
+            raise ToolError(f"offset {offset} is past the end of {shown}, which has {read.total:,} lines.")
+        body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(read.lines, offset))
+        last = offset + len(read.lines) - 1
+        if last < read.total:
+            why = "the 256 KB limit" if read.stop == "bytes" else f"{len(read.lines):,} lines"
             body += (
-                f"\n\n[Showing lines {offset:,}-{last:,} of {total:,} ({why}). "
+                f"\n\n[Showing lines {offset:,}-{last:,} of {read.total:,} ({why}). "
                 f"Use offset={last + 1} to read on.]"
             )
-        return ToolResult(body, meta={"lines": len(lines), "total_lines": total})
+        if read.replaced:
+            body += (
+                f"\n\n[{read.replaced:,} of the lines shown hold bytes that are not UTF-8, shown as \ufffd; "
+                "the file is not UTF-8 text, so edit_file cannot change it.]"
+            )
+        return ToolResult(body, meta={"lines": len(read.lines), "total_lines": read.total})
 
 
-def _read_lines(path: Path, shown: str, offset: int, limit: int) -> tuple[list[str], int, str]:
-    """The lines wanted, the file's line count, and what stopped the read ("lines"/"bytes"/"")."""
+@dataclass
+class _Read:
+    lines: list[str]  # as shown: long lines already cut
+    total: int  # the file's line count
+    stop: str  # what ended the read early: "lines", "bytes" or ""
+    replaced: int  # lines shown that held bytes that are not UTF-8
+
+
+def _read_lines(path: Path, shown: str, offset: int, limit: int) -> _Read:
+    """The lines wanted and the file's line count, reading at most a line's worth of bytes at a time."""
     lines: list[str] = []
     used = 0
     stop = ""
     total = 0
-    with path.open("rb") as handle:
+    replaced = 0
+    with open_regular(path, shown) as handle:
         if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
             raise ToolError(f"{shown} is a binary file; read_file only reads text.")
         handle.seek(0)
-        for total, raw in enumerate(handle, 1):  # noqa: B007 - total is the line count afterwards
-            if total < offset or stop:
+        for line in iter_lines(handle, READ_MAX_LINE_BYTES):
+            total = line.number
+            if total < offset:
                 continue
-            if total == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError:
-                raise ToolError(f"{shown} is not UTF-8 text (line {total}); it looks binary.") from None
-            shown_line = cut_line(line, READ_MAX_LINE_CHARS)
+            text = line.text
+            if line.cut_bytes:
+                text = f"{text[:READ_MAX_LINE_CHARS]} [... line cut, {line.cut_bytes:,} more bytes]"
+            else:
+                text = cut_line(text, READ_MAX_LINE_CHARS)
+            size = len(text.encode())
             if len(lines) >= limit:
                 stop = "lines"
-                continue
-            if used + len(shown_line.encode()) > READ_MAX_BYTES and lines:
+            elif used + size > READ_MAX_BYTES and lines:
                 stop = "bytes"
-                continue
-            used += len(shown_line.encode()) + 8
-            lines.append(line)
-    return lines, total, stop
+            if stop:
+                total += count_remaining_lines(handle)
+                break
+            used += size + 8
+            lines.append(text)
+            replaced += line.replaced
+    return _Read(lines, total, stop, replaced)
 
 
 # --- write_file -------------------------------------------------------------------------------------
@@ -191,6 +222,9 @@ class WriteFileTool(Tool):
     kind = ToolKind.EDIT
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._write, args, ctx)
+
+    def _write(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         content = args.get("content")
         if not isinstance(content, str):
             # Never turn a missing argument into an empty file (a cut-off call would wipe the file).
@@ -199,16 +233,21 @@ class WriteFileTool(Tool):
             )
         path = resolve_path(ctx, args.get("path"), for_write=True)
         shown = display_path(ctx, path)
-        if path.is_dir():
+        info = check_regular(path, shown, "write")
+        if info is not None and path.is_dir():
             raise ToolError(f"{shown} is a directory; give a file path.")
-        existed = path.exists()
+        existed = info is not None
         before: str | None = None
-        if existed:
-            data = path.read_bytes()
-            before = None if looks_binary(data) else data.decode("utf-8", errors="replace")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if existed and info is not None and info.st_size <= DIFF_MAX_BYTES:
+            old = read_bytes(path, shown, DIFF_MAX_BYTES)
+            before = None if looks_binary(old) else decode_text(old)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolError(f"cannot create the folder of {shown} ({exc.strerror or exc}).") from None
+        content = valid_text(content)  # a JSON escape can carry a lone surrogate: stored as U+FFFD
         data = content.encode("utf-8")
-        path.write_bytes(data)
+        write_bytes(path, shown, data)
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         size = f"{lines:,} lines, {len(data):,} bytes"
         if not existed:
@@ -241,6 +280,9 @@ class EditFileTool(Tool):
     kind = ToolKind.EDIT
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._edit, args, ctx)
+
+    def _edit(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str):
             raise ToolError("`old_string` and `new_string` must both be strings.")
@@ -250,8 +292,10 @@ class EditFileTool(Tool):
             raise ToolError("`old_string` and `new_string` are the same; nothing to change.")
         path = resolve_path(ctx, args.get("path"), for_write=True)
         shown = display_path(ctx, path)
-        if not path.is_file():
-            raise ToolError(f"{shown} is a directory.") if path.is_dir() else not_found(path, shown)
+        if check_regular(path, shown, "edit") is None:
+            raise not_found(path, shown)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory.")
         file = load_text(path, shown)
         if file.crlf:  # the model writes "\n"; the file keeps its CRLF on the way out
             old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
@@ -267,7 +311,7 @@ class EditFileTool(Tool):
             )
         first_line = text[: text.index(old)].count("\n") + 1
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        path.write_bytes(file.encode(updated))
+        write_bytes(path, shown, file.encode(updated))
         diff = unified_diff(text, updated, shown)
         replaced = count if args.get("replace_all") else 1
         summary = f"Edited {shown}: replaced {replaced} occurrence{'s' if replaced > 1 else ''} (first at line {first_line})."
@@ -310,72 +354,3 @@ def _no_match_message(text: str, old: str, shown: str) -> str:
         f"{number_lines(region, best + 1)}\n"
         "Copy the exact text (without the line-number prefix) into old_string and retry."
     )
-
-
-# --- list_dir ---------------------------------------------------------------------------------------
-
-
-class ListDirTool(Tool):
-    name = "list_dir"
-    description = (
-        "List a directory as an indented tree (folders end with /), to a depth (default 2). Skips .git, "
-        "node_modules, virtualenvs, caches and build output. Capped at 500 entries."
-    )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": 'Directory, relative to the work root. Default ".".'},
-            "depth": {"type": "integer", "description": "How many levels to show (1-10). Default 2."},
-        },
-        "required": [],
-    }
-    kind = ToolKind.READ
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, args.get("path") or ".", for_write=False)
-        shown = display_path(ctx, path)
-        depth = min(_int_arg(args, "depth", LIST_DEFAULT_DEPTH, 1), LIST_MAX_DEPTH)
-        if not path.exists():
-            raise not_found(path, shown)
-        if not path.is_dir():
-            raise ToolError(f"{shown} is a file, not a directory; use read_file.")
-        entries: list[str] = []
-        _walk(path, depth, 0, entries)
-        header = "./" if path == ctx.work_root.resolve() else f"{shown}/"
-        if not entries:
-            return ToolResult(f"{header}\n(empty)")
-        left_out = len(entries) - LIST_MAX_ENTRIES
-        body = header + "\n" + "\n".join(entries[:LIST_MAX_ENTRIES])
-        if left_out > 0:
-            more = f"{left_out:,}" if len(entries) < LIST_COUNT_CEILING else f"more than {left_out:,}"
-            body += f"\n[... {more} more entries not shown; list a subfolder or use a smaller depth.]"
-        return ToolResult(
-            body, meta={"entries": min(len(entries), LIST_MAX_ENTRIES), "left_out": max(left_out, 0)}
-        )
-
-
-def _walk(folder: Path, depth: int, level: int, out: list[str]) -> None:
-    """Append the entries below ``folder`` (up to a ceiling, so a huge tree is only counted so far)."""
-    try:
-        children = sorted(os.scandir(folder), key=lambda e: (not _is_dir(e), e.name.lower()))
-    except OSError as exc:
-        out.append(f"{'  ' * (level + 1)}[cannot list: {exc.strerror}]")
-        return
-    for entry in children:
-        if len(out) >= LIST_COUNT_CEILING:
-            return
-        is_dir = _is_dir(entry)
-        if is_dir and is_ignored_dir(entry.name):
-            continue
-        link = entry.is_symlink()
-        suffix = ("@" if link else "") + ("/" if is_dir else "")
-        out.append(f"{'  ' * (level + 1)}{entry.name}{suffix}")
-        if is_dir and not link and level + 1 < depth:  # symlinked folders are not followed: no loops
-            _walk(Path(entry.path), depth, level + 1, out)
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False

@@ -15,16 +15,19 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catbuddy.text import cut_line
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.fileio import iter_lines, open_regular, refuse_special
 from catbuddy.tools.files import BINARY_SNIFF_BYTES, IGNORED_DIRS, IGNORED_GLOBS, is_ignored_dir
 from catbuddy.tools.guard import display_path, resolve_path
 
@@ -33,6 +36,8 @@ GREP_MAX_LINE_CHARS = 500
 GREP_MAX_CONTEXT = 10
 GREP_TIMEOUT_SECONDS = 30.0
 RG_LINE_LIMIT = 8 * 1024 * 1024  # longest JSON line read from rg
+RG_EXIT_WAIT = 5.0  # seconds rg may take to exit after closing its output
+PY_LINE_BYTES = 1024 * 1024  # the Python search reads this much of a line (the rest is not searched)
 DISABLE_RG_ENV = "CATBUDDY_NO_RG"  # set to 1 to force the Python search
 
 
@@ -87,8 +92,14 @@ class GrepTool(Tool):
         if not isinstance(pattern, str) or not pattern:
             raise ToolError("`pattern` must be a non-empty regular expression.")
         target = resolve_path(ctx, args.get("path") or ".", for_write=False)
-        if not target.exists():
-            raise ToolError(f"{args.get('path')} does not exist.")
+        try:
+            mode = (await asyncio.to_thread(target.stat)).st_mode
+        except FileNotFoundError:
+            raise ToolError(f"{args.get('path')} does not exist.") from None
+        except (OSError, ValueError) as exc:
+            raise ToolError(f"{args.get('path')}: cannot search it ({exc}).") from None
+        if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
+            raise refuse_special(display_path(ctx, target), mode, "search")
         glob = args.get("glob") or args.get("include") or None
         if glob is not None and not isinstance(glob, str):
             raise ToolError('`glob` must be a string such as "*.py".')
@@ -178,6 +189,7 @@ async def _run_rg(args: list[str], root: Path) -> tuple[list[Hit], bool, str]:
     )
     hits: list[Hit] = []
     more = False
+    finished = False  # rg closed its output: it is exiting, and its exit status must be read, not killed
     matches = 0
     try:
         async with asyncio.timeout(GREP_TIMEOUT_SECONDS):
@@ -188,6 +200,7 @@ async def _run_rg(args: list[str], root: Path) -> tuple[list[Hit], bool, str]:
                 except ValueError:  # one enormous line (minified file): skip it
                     continue
                 if not raw:
+                    finished = True
                     break
                 hit = _parse_rg_line(raw)
                 if hit is None:
@@ -200,10 +213,16 @@ async def _run_rg(args: list[str], root: Path) -> tuple[list[Hit], bool, str]:
     except TimeoutError:
         more = True
     finally:
-        if proc.returncode is None:
+        if proc.returncode is None and not finished:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-        _, stderr = await proc.communicate()
+        try:
+            async with asyncio.timeout(RG_EXIT_WAIT):
+                _, stderr = await proc.communicate()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            _, stderr = await proc.communicate()
     error = stderr.decode(errors="replace") if proc.returncode == 2 and not hits else ""
     return _trim(hits, more), more, error
 
@@ -248,32 +267,42 @@ def _python_search(query: _Query, root: Path, target: Path, shown_target: str) -
     for path in _candidate_files(root, target, query.glob):
         if time.monotonic() > deadline:
             return hits, True
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-            continue
-        lines = data.decode("utf-8", errors="replace").splitlines()
         name = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-        wanted: dict[int, bool] = {}
-        for number, line in enumerate(lines, 1):
-            if regex.search(line):
-                if matches >= GREP_MAX_MATCHES:
-                    hits += _file_hits(name, lines, wanted)
-                    return _trim(hits, True), True
-                matches += 1
-                for near in range(
-                    max(1, number - query.context), min(len(lines), number + query.context) + 1
-                ):
-                    wanted.setdefault(near, False)
-                wanted[number] = True
-        hits += _file_hits(name, lines, wanted)
+        try:
+            matches, full = _search_file(path, name, regex, query.context, matches, hits)
+        except (OSError, ToolError):
+            continue  # vanished, unreadable, or swapped for something that is not a regular file
+        if full:
+            return _trim(hits, True), True
     return hits, False
 
 
-def _file_hits(name: str, lines: list[str], wanted: dict[int, bool]) -> list[Hit]:
-    return [Hit(name, n, lines[n - 1], wanted[n]) for n in sorted(wanted)]
+def _search_file(
+    path: Path, name: str, regex: re.Pattern[str], context: int, matches: int, hits: list[Hit]
+) -> tuple[int, bool]:
+    """Append one file's matches (and context lines) to ``hits``, reading line by line in bounded
+    memory. Returns the match count so far and whether the cap was reached."""
+    with open_regular(path, name) as handle:
+        if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
+            return matches, False
+        handle.seek(0)
+        before: deque[tuple[int, str]] = deque(maxlen=context or 1)
+        after = 0
+        for line in iter_lines(handle, PY_LINE_BYTES):
+            if regex.search(line.text):
+                if matches >= GREP_MAX_MATCHES:
+                    return matches, True
+                matches += 1
+                hits.extend(Hit(name, n, text, False) for n, text in before if context)
+                before.clear()
+                hits.append(Hit(name, line.number, line.text, True))
+                after = context
+            elif after:
+                hits.append(Hit(name, line.number, line.text, False))
+                after -= 1
+            elif context:
+                before.append((line.number, line.text))
+    return matches, False
 
 
 def _candidate_files(root: Path, target: Path, glob: str | None) -> list[Path]:

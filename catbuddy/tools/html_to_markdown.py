@@ -4,6 +4,12 @@ Good enough for a model to read a page: headings, paragraphs, links (made absolu
 code and fenced ``pre`` blocks, nested lists, blockquotes, images and rough tables. Scripts, styles
 and other invisible parts are dropped. Nested content is collected in "sinks" (a list item, a cell,
 a link text) and rendered when its element closes, so prefixes and indentation come out right.
+
+Linear in the size of the page: a sink keeps what the converter asks of it (is it empty, does it hold
+text, how many newlines end it, its last character) up to date as parts are written, instead of
+joining its parts again; open tags are counted, not searched for; and sinks nest at most
+``MAX_SINK_DEPTH`` deep (deeper formatting is written inline), so no text is copied more than that
+many times. ``bench/bench_tools.py`` compares it with the earlier, quadratic version.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ BLOCK_TAGS = {
 }  # fmt: skip
 VOID_TAGS = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"}
 EMPHASIS = {"strong": "**", "b": "**", "em": "*", "i": "*", "del": "~~", "s": "~~"}
+MAX_SINK_DEPTH = 64  # nested formatting deeper than this is flattened (hostile or broken pages)
 
 
 def html_to_markdown(html: str, base_url: str = "") -> str:
@@ -35,6 +42,23 @@ class _Sink:
         self.tag = tag
         self.parts: list[str] = []
         self.finish = finish
+        self.empty = True  # no character written yet
+        self.has_text = False  # some non-whitespace written
+        self.newlines = 0  # how many "\n" end what was written
+        self.last = ""  # the last character written
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+        if not text:
+            return
+        self.empty = False
+        stripped = text.rstrip("\n")
+        if stripped:
+            self.has_text = self.has_text or not stripped.isspace()
+            self.newlines = len(text) - len(stripped)
+        else:
+            self.newlines += len(text)
+        self.last = text[-1]
 
 
 class _Converter(HTMLParser):
@@ -42,7 +66,9 @@ class _Converter(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.base_url = base_url
         self.sinks: list[_Sink] = [_Sink("root", lambda _: None)]
+        self.open_tags: dict[str, int] = {}  # open sinks per tag, so closing needs no search
         self.skip: list[str] = []  # open skipped elements
+        self.skipped_open: dict[str, int] = {}
         self.pre = 0
         self.pre_lang = ""
         self.lists: list[list[int]] = []  # per open list: [is_ordered, next number, open item's sink or -1]
@@ -52,26 +78,28 @@ class _Converter(HTMLParser):
 
     # output helpers --------------------------------------------------------------------------------
     @property
-    def parts(self) -> list[str]:
-        return self.sinks[-1].parts
+    def sink(self) -> _Sink:
+        return self.sinks[-1]
 
     def write(self, text: str) -> None:
-        self.parts.append(text)
-
-    def tail(self) -> str:
-        return "".join(self.parts[-3:])
+        self.sinks[-1].write(text)
 
     def block(self, newlines: int = 2) -> None:
         """End the current block: make the output end with ``newlines`` line breaks."""
-        current = "".join(self.parts)
-        if not current.strip():
+        sink = self.sinks[-1]
+        if not sink.has_text:
             return
-        have = len(current) - len(current.rstrip("\n"))
-        if have < newlines:
-            self.write("\n" * (newlines - have))
+        if sink.newlines < newlines:
+            self.write("\n" * (newlines - sink.newlines))
 
-    def open(self, tag: str, finish: Callable[[str], None]) -> None:
+    def open(self, tag: str, finish: Callable[[str], None]) -> bool:
+        """Collect what follows in a new sink, rendered by ``finish`` when ``tag`` closes. Past
+        ``MAX_SINK_DEPTH`` nothing is opened (False): the content is written inline, unformatted."""
+        if len(self.sinks) > MAX_SINK_DEPTH:
+            return False
         self.sinks.append(_Sink(tag, finish))
+        self.open_tags[tag] = self.open_tags.get(tag, 0) + 1
+        return True
 
     def close(self, tag: str | None = None) -> None:  # type: ignore[override]
         if tag is None:  # HTMLParser.close(): flush everything still open
@@ -79,7 +107,7 @@ class _Converter(HTMLParser):
             while len(self.sinks) > 1:
                 self._pop()
             return
-        if all(s.tag != tag for s in self.sinks[1:]):
+        if not self.open_tags.get(tag):
             return
         while self.sinks[-1].tag != tag:
             self._pop()
@@ -87,6 +115,7 @@ class _Converter(HTMLParser):
 
     def _pop(self) -> None:
         sink = self.sinks.pop()
+        self.open_tags[sink.tag] -= 1
         sink.finish("".join(sink.parts))
 
     # parser callbacks ----------------------------------------------------------------------------
@@ -97,6 +126,7 @@ class _Converter(HTMLParser):
         if self.skip or tag in SKIPPED_TAGS:
             if tag not in VOID_TAGS:
                 self.skip.append(tag)
+                self.skipped_open[tag] = self.skipped_open.get(tag, 0) + 1
             return
         if tag in BLOCK_TAGS:
             self.block()
@@ -120,9 +150,9 @@ class _Converter(HTMLParser):
                 self.write(f"![{alt}]({urljoin(self.base_url, src)})")
         elif tag == "pre":
             self.block()
-            self.pre += 1
-            self.pre_lang = _language(attr.get("class", ""))
-            self.open("pre", self._pre)
+            if self.open("pre", self._pre):
+                self.pre += 1
+                self.pre_lang = _language(attr.get("class", ""))
         elif tag == "code":
             if self.pre:
                 self.pre_lang = self.pre_lang or _language(attr.get("class", ""))
@@ -136,15 +166,15 @@ class _Converter(HTMLParser):
             if not self.lists:
                 self.lists.append([False, 1, -1])
             self._close_item()
-            self.open("li", self._item)
-            self.lists[-1][2] = len(self.sinks) - 1
+            if self.open("li", self._item):
+                self.lists[-1][2] = len(self.sinks) - 1
         elif tag == "blockquote":
             self.block()
             self.open("blockquote", self._quote)
         elif tag == "table":
             self.block()
-            self.tables.append({"rows": []})
-            self.open("table", self._table)
+            if self.open("table", self._table):
+                self.tables.append({"rows": []})
         elif tag == "tr" and self.tables:
             self.close("tr")
             self.tables[-1]["rows"].append([])
@@ -160,9 +190,12 @@ class _Converter(HTMLParser):
         if tag == "title":
             self.in_title = False
         if self.skip:
-            if tag in self.skip:
-                while self.skip and self.skip.pop() != tag:
-                    pass
+            if self.skipped_open.get(tag):
+                while self.skip:
+                    popped = self.skip.pop()
+                    self.skipped_open[popped] -= 1
+                    if popped == tag:
+                        break
             return
         if tag in BLOCK_TAGS:
             self.block()
@@ -189,9 +222,10 @@ class _Converter(HTMLParser):
             self.write(data)
             return
         text = re.sub(r"\s+", " ", data)
-        if not text.strip() and (not self.parts or self.tail().endswith((" ", "\n"))):
+        sink = self.sinks[-1]
+        if not text.strip() and (not sink.parts or sink.last in (" ", "\n")):
             return
-        if self.tail().endswith("\n") or not "".join(self.parts):
+        if sink.last == "\n" or sink.empty:
             text = text.lstrip()
         self.write(text)
 

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+from catbuddy.text import valid_text
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 # Built-ins are offered to the model in this order; anything else (MCP tools) follows, sorted.
@@ -32,8 +33,9 @@ JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 def builtin_tools() -> list[Tool]:
     """Fresh instances of catbuddy's own tools (the `skill` tool is added by the caller)."""
-    from catbuddy.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+    from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
     from catbuddy.tools.grep import GrepTool
+    from catbuddy.tools.list_dir import ListDirTool
     from catbuddy.tools.shell import ExecTool
     from catbuddy.tools.web import WebFetchTool, WebSearchTool
 
@@ -149,18 +151,32 @@ def _article(word: str) -> str:
 
 
 async def run_tool(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
-    """Run one call. Every failure comes back as an error result; only cancellation propagates."""
+    """Run one call. Every failure comes back as an error result; only cancellation propagates.
+
+    The result is the edge where tool output enters the history: its text is made valid UTF-8 here
+    (lone surrogates from undecodable bytes become U+FFFD), whatever tool produced it."""
+    return _clean(await _run(tool, args, ctx))
+
+
+async def _run(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
     try:
         checked = validate_args(tool, args)
         result = await tool.run(checked, ctx)
         if not isinstance(result, ToolResult):
             raise ToolError(f"{tool.name} returned {type(result).__name__} instead of a result.")
+        if not isinstance(result.content, str):
+            raise ToolError(f"{tool.name} returned {type(result.content).__name__} content, not text.")
         return result
     except asyncio.CancelledError:
         raise
     except ToolError as exc:
         return ToolResult(f"Error: {exc}", is_error=True)
-    except Exception as exc:  # a bug in a tool must not end the turn
-        return ToolResult(
-            f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True
-        )
+    except Exception as exc:  # a bug in a tool must not end the turn (RecursionError, MemoryError …)
+        return ToolResult(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def _clean(result: ToolResult) -> ToolResult:
+    result.content = valid_text(result.content)
+    if isinstance(result.display, str):
+        result.display = valid_text(result.display)
+    return result

@@ -157,7 +157,7 @@ class WebFetchTool(Tool):
             raise ToolError(f"Fetching {url} took longer than {FETCH_TIMEOUT_SECONDS:g} s.") from None
         except httpx.HTTPError as exc:
             raise ToolError(f"Fetching {url} failed: {type(exc).__name__}: {exc}") from None
-        text = _decode(body, ctype, final)
+        text = await asyncio.to_thread(_decode, body, ctype, final)  # HTML conversion: off the loop
         if status >= 400:
             raise ToolError(f"HTTP {status} from {final}.\n{text[:1000]}")
         note = f" (download stopped at {FETCH_MAX_BYTES:,} bytes)" if cut else ""

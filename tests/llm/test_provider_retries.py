@@ -165,9 +165,19 @@ async def test_a_stalled_stream_times_out_and_is_retried(
 ) -> None:
     scripted_llm.push(Reply.text("slow", delay=10.0), Reply.text("quick"))
     retries, on_retry = recorder()
-    provider = make_provider(scripted_llm, max_retries=1, request_timeout=0.2)
-    started = time.perf_counter()
+    provider = make_provider(scripted_llm, max_retries=3, stream_idle_timeout=0.2)
     _, response = await collect(provider.stream_chat(model="scripted", messages=USER, on_retry=on_retry))
     assert response.text == "quick"
-    assert retries[0][2] == "request timed out"
-    assert time.perf_counter() - started < 5.0  # did not wait the stalled stream's 10 s
+    assert retries[0][2] == "no data for 0.2 s"
+    assert scripted_llm.requests[0].outcome != "streamed"  # did not wait the stalled stream's 10 s
+
+
+async def test_an_answer_past_request_timeout_ends_the_call_without_a_retry(
+    scripted_llm: ScriptedLLM, make_provider: Callable[..., Provider]
+) -> None:
+    scripted_llm.push(Reply.text("slow", delay=10.0), Reply.text("unused"))
+    retries, on_retry = recorder()
+    provider = make_provider(scripted_llm, max_retries=3, request_timeout=0.2)
+    with pytest.raises(ProviderError, match=r"did not finish the reply within 0.2 s \(request_timeout\)"):
+        await provider.complete(model="scripted", messages=USER, on_retry=on_retry)
+    assert retries == [] and len(scripted_llm.requests) == 1

@@ -208,3 +208,9 @@ def test_status_converts_to_json_for_the_cli() -> None:
         "transport": "http",
         "target": "http://x",
     }
+
+
+def test_lone_surrogates_in_a_result_become_replacement_characters() -> None:
+    result = {"content": [{"type": "text", "text": "bad \udcff byte"}]}
+    text = result_text(result)
+    assert text == "bad \ufffd byte" and text.encode("utf-8")

@@ -230,11 +230,15 @@ def test_a_message_that_cannot_be_stored_writes_nothing(store: SessionStore, tmp
         assert session.path.read_bytes() == before
 
 
-def test_lone_surrogates_in_content_still_round_trip(store: SessionStore, tmp_path: Path) -> None:
-    text = "bad byte \udcff from a tool"
+def test_lone_surrogates_are_stored_as_replacement_characters_and_the_message_matches_the_file(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    message = {"role": "tool", "tool_call_id": "t", "content": "bad byte \udcff from a tool"}
     with store.create(tmp_path, "m") as session:
-        session.append_message({"role": "tool", "tool_call_id": "t", "content": text})
-    assert read_session_file(session.path).messages[0].message["content"] == text
+        session.append_message(message)
+    stored = read_session_file(session.path).messages[0].message
+    assert stored["content"] == "bad byte \ufffd from a tool"
+    assert message == stored  # what the history holds is what the file holds
 
 
 def test_api_keys_in_event_records_are_scrubbed_but_messages_are_kept_exactly(

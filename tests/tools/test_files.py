@@ -6,14 +6,13 @@ import pytest
 
 from catbuddy.tools.base import ToolContext, ToolError
 from catbuddy.tools.files import (
-    LIST_MAX_ENTRIES,
     READ_MAX_LINE_CHARS,
     READ_MAX_LINES,
     EditFileTool,
-    ListDirTool,
     ReadFileTool,
     WriteFileTool,
 )
+from catbuddy.tools.list_dir import LIST_MAX_ENTRIES, ListDirTool
 from catbuddy.tools.registry import run_tool
 
 
@@ -63,10 +62,13 @@ async def test_read_file_refuses_binary(ctx: ToolContext, root: Path) -> None:
         await read(ctx, path="img.bin")
 
 
-async def test_read_file_refuses_undecodable_text(ctx: ToolContext, root: Path) -> None:
-    (root / "latin.txt").write_bytes(b"caf\xe9\n")
-    with pytest.raises(ToolError, match="not UTF-8"):
-        await read(ctx, path="latin.txt")
+async def test_read_file_shows_undecodable_bytes_as_replacement_characters(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "latin.txt").write_bytes(b"caf\xe9\nplain\n")
+    out = await read(ctx, path="latin.txt")
+    assert out.startswith("     1\tcaf\ufffd\n     2\tplain")
+    assert "1 of the lines shown hold bytes that are not UTF-8" in out
 
 
 async def test_read_file_missing_suggests_similar_names(ctx: ToolContext, root: Path) -> None:

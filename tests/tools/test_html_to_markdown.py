@@ -37,3 +37,20 @@ def test_scripts_styles_and_head_are_dropped_but_title_kept() -> None:
 
 def test_blockquote_and_entities() -> None:
     assert html_to_markdown("<blockquote><p>a &amp; b</p><p>c</p></blockquote>") == "> a & b\n>\n> c"
+
+
+def test_formatting_nested_past_the_depth_bound_is_written_inline() -> None:
+    html = "<b>" * 50_000 + "deep text" + "</b>" * 50_000 + "<p>after</p>"
+    out = html_to_markdown(html)
+    assert "deep text" in out and out.endswith("after")
+
+
+def test_thousands_of_unclosed_links_and_stray_end_tags_still_convert() -> None:
+    html = "<a href='/x'>link " * 5_000 + "</span>" * 5_000 + "<p>end</p>"
+    out = html_to_markdown(html, "https://example.com/")
+    assert out.startswith("[link [link") and "end" in out and out.endswith("(https://example.com/x)")
+
+
+def test_a_skipped_element_full_of_unclosed_tags_hides_all_of_them() -> None:
+    html = "<svg>" + "<g><p>hidden" * 5_000 + "</svg><p>shown</p>"
+    assert html_to_markdown(html) == "shown"
