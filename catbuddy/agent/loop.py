@@ -20,6 +20,7 @@ from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
     CompactionFinished,
+    CompactionUndone,
     ContextStatus,
     ErrorOccurred,
     Event,
@@ -77,7 +78,7 @@ class AgentLoop:
         self.mcp: Any = None
         self._mcp_failures_shown: set[str] = set()
         self.registry = build_registry()
-        self.tool_context = ToolContext(workspace, settings)
+        self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
         self.provider = LazyProvider(settings, provider_factory)
         self.bus = EventBus()
         self.approvals = ApprovalBroker()
@@ -161,6 +162,7 @@ class AgentLoop:
     def _set_conversation(self, conversation: Conversation) -> None:
         self._conversation = conversation
         self._compaction = CompactionState()
+        self.tool_context.session_id = conversation.id  # what `recall` searches
         self.emit(
             SessionOpened(conversation.id, conversation.resumed, self.model, str(conversation.session.path))
         )
@@ -270,6 +272,7 @@ class AgentLoop:
             counter=ctx.counter,
             budget=ctx.budget,
             calibration_source=self.calibration.get(ctx.model).describe(),
+            folded_messages=ctx.conversation.history.folded,
         )
 
     def context_status(self) -> ContextStatus:
@@ -368,6 +371,16 @@ class AgentLoop:
         result = await manager.run(
             RequestParts.build(manager.ctx), reason="requested by the user", instructions=instructions
         )
+        self._emit_context_status()
+        return result
+
+    async def undo_compaction(self) -> CompactionUndone:
+        """`/compact undo`: void the latest compaction in force; the history is rebuilt as it was before it."""
+        if (self._turn_task is not None and not self._turn_task.done()) or self.state is not LoopState.IDLE:
+            event = CompactionUndone(False, "Busy: /compact undo once the turn or compaction has ended (or /stop).")
+            self.emit(event)
+            return event
+        result = await self.compaction().undo()
         self._emit_context_status()
         return result
 

@@ -217,11 +217,17 @@ class Provider:
         messages: Sequence[Message],
         max_tokens: int | None = None,
         on_retry: RetryCallback | None = None,
+        tools: Sequence[Message] | None = None,
+        tool_choice: str | None = None,
     ) -> LLMResponse:
-        """One non-streamed reply, no tools (compaction summaries)."""
+        """One non-streamed reply (compaction summaries; tools only to keep the chat's prefix)."""
         import openai
 
         kwargs: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
+        if tools:
+            kwargs["tools"] = list(tools)
+        if tool_choice:
+            kwargs["tool_choice"] = tool_choice
         attempt = 0
         while True:
             attempt += 1

@@ -17,11 +17,11 @@ from catbuddy.session.history import HistoryEntry
 
 COUNTER = counter_for("o200k_base")
 SECTIONS = (
-    "## Goal and user requests",
-    "## Decisions and constraints",
-    "## Files and code touched",
-    "## Errors and fixes",
-    "## Current state",
+    "## Goal",
+    "## Rules and preferences",
+    "## Decisions",
+    "## State of the work",
+    "## Open questions",
     "## Next step",
 )
 
@@ -65,10 +65,12 @@ class Recorder:
     def __init__(self, replies: list[str] | None = None) -> None:
         self.requests: list[list[dict[str, Any]]] = []
         self.max_tokens: list[int] = []
+        self.options: list[dict[str, Any]] = []
         self.replies = replies
 
-    async def __call__(self, messages: list[dict[str, Any]], max_tokens: int) -> str:
+    async def __call__(self, messages: list[dict[str, Any]], max_tokens: int, **options: Any) -> str:
         self.requests.append(messages)
+        self.options.append(options)
         self.max_tokens.append(max_tokens)
         if self.replies is not None:
             return self.replies.pop(0)
