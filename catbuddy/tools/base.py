@@ -32,6 +32,8 @@ class ToolContext:
     workspace: Workspace
     settings: Settings
     skills: SkillCatalog | None = None
+    sessions_dir: Path | None = None  # this project's session files (`recall` searches them)
+    session_id: str | None = None  # the open session; set by the agent loop when it changes
 
     @property
     def work_root(self) -> Path:

@@ -19,6 +19,7 @@ BUILTIN_ORDER = (
     "web_fetch",
     "web_search",
     "skill",
+    "recall",  # appended, never inserted: the schemas' order is part of the cached prompt prefix
 )
 JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -34,6 +35,7 @@ def builtin_tools() -> list[Tool]:
     """Fresh instances of catbuddy's own tools (the `skill` tool is added by the caller)."""
     from catbuddy.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
     from catbuddy.tools.grep import GrepTool
+    from catbuddy.tools.recall import RecallTool
     from catbuddy.tools.shell import ExecTool
     from catbuddy.tools.web import WebFetchTool, WebSearchTool
 
@@ -46,6 +48,7 @@ def builtin_tools() -> list[Tool]:
         ExecTool(),
         WebFetchTool(),
         WebSearchTool(),
+        RecallTool(),
     ]
 
 
