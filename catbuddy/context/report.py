@@ -44,6 +44,7 @@ class ContextReport:
     max_output_tokens: int
     exact: bool = True
     calibration_source: str = ""
+    folded_messages: int = 0  # folded into the summary: out of the model's view, searchable with recall
 
     @property
     def percent(self) -> float:
@@ -104,6 +105,7 @@ def context_report(
     counter: TokenCounter,
     budget: Budget,
     calibration_source: str = "",
+    folded_messages: int = 0,
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
     layers = [
@@ -131,6 +133,7 @@ def context_report(
         max_output_tokens=budget.max_output_tokens,
         exact=counter.exact,
         calibration_source=calibration_source,
+        folded_messages=folded_messages,
     )
 
 
@@ -156,4 +159,9 @@ def format_table(report: ContextReport) -> str:
     note = "" if report.exact else " (tiktoken unavailable: estimated)"
     source = report.calibration_source or f"×{report.calibration:.3f}"
     lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
+    if report.folded_messages:
+        lines.append(
+            f"{report.folded_messages:,} earlier messages are folded into the summary; all of them are "
+            "searchable with the recall tool"
+        )
     return "\n".join(lines)

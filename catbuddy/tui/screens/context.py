@@ -60,6 +60,10 @@ def context_table(report: Any) -> Group:
     )
     facts.append(f"calibration ×{report.calibration:.3f} ", style="bold")
     facts.append("(provider-reported prompt tokens ÷ local count)", style="dim")
+    folded = getattr(report, "folded_messages", 0)
+    if folded:
+        facts.append(f"\nfolded: {folded:,} earlier messages, out of view but searchable with recall")
+        facts.append(" (/compact undo brings the last fold back)", style="dim")
     return Group(table, Text(""), facts)
 
 
