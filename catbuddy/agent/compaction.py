@@ -34,8 +34,9 @@ NOTHING_TO_COMPACT = "Nothing to compact yet: the history is already short."
 NOTHING_TO_UNDO = "Nothing to undo: this session has no compaction in force."
 # The pinned summary's code-carried parts never take more than this share of the budget each, so a
 # small window is not filled by them (the configured token figures are the ceiling).
-CARRIED_BUDGET_SHARE = 0.1
+CARRIED_BUDGET_SHARE = 0.08
 MIN_CARRIED_TOKENS = 150
+PROSE_BUDGET_SHARE = 0.15  # the length the model is asked to aim for, at most
 
 
 @dataclass
@@ -224,7 +225,12 @@ class CompactionManager:
                 if not isinstance(exc.__cause__, ContextLengthExceeded):
                     raise
         return await compactor.compact(
-            prep.previous_prose, folded, instructions, ledger=prep.ledger_text, replaced=replaced
+            prep.previous_prose,
+            folded,
+            instructions,
+            ledger=prep.ledger_text,
+            replaced=replaced,
+            target=self._prose_target(compactor, replaced),
         )
 
     def _live_request(
@@ -261,9 +267,12 @@ class CompactionManager:
             instructions,
             ledger=prep.ledger_text,
             kept=[entry.message for entry in plan.keep],
-            target=compactor.target_tokens(replaced),
+            target=self._prose_target(compactor, replaced),
         )
         return request if compactor.live_fits(governed.size.tokens, request) else None
+
+    def _prose_target(self, compactor: Compactor, replaced: int) -> int:
+        return min(compactor.target_tokens(replaced), max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * PROSE_BUDGET_SHARE)))
 
     def _carried_tokens(self, configured: int) -> int:
         share = max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * CARRIED_BUDGET_SHARE))

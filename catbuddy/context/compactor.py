@@ -292,11 +292,13 @@ class Compactor:
         *,
         ledger: str = "",
         replaced: int | None = None,
+        target: int | None = None,
     ) -> CompactionResult:
         """Fold ``folded`` into ``previous_summary`` (the model's prose of the last compaction) in chunks."""
         if replaced is None:
             replaced = self.replaced_tokens(previous_summary, folded)
-        target = self.target_tokens(replaced)
+        if target is None:
+            target = self.target_tokens(replaced)
         previous_tokens = self.counter.count_text(previous_summary) if previous_summary else 0
         chunks = self.make_chunks(folded, self.chunk_budget(instructions, previous_tokens, ledger))
         summary = previous_summary

@@ -25,7 +25,7 @@ from catbuddy.context.ledger_exec import (
     file_removals,
     is_test_command,
     output_tail,
-    test_summary,
+    runner_verdict,
 )
 from catbuddy.context.prompts import render
 from catbuddy.messages import content_text
@@ -339,7 +339,7 @@ class _Builder:
             commands.append(CommandRun(shown, outcome_status, code, mid, tail))
         if is_test_command(command) and outcome_status != "error":
             self.ledger.tests = [t for t in self.ledger.tests if t.command != shown]
-            self.ledger.tests.append(TestRun(shown, outcome_status, code, mid, test_summary(output)))
+            self.ledger.tests.append(TestRun(shown, outcome_status, code, mid, runner_verdict(output)))
         if outcome_status == "ok":
             for removed_path, moved_to in file_removals(command):
                 self._removed(removed_path, moved_to, mid)

@@ -26,7 +26,7 @@ TEST_COMMAND_RE = re.compile(
     r"(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|cargo\s+(?:test|nextest)|go\s+test|"
     r"make\s+(?:test|check)\b|mvn\s+(?:\S+\s+)*test|gradle\w*\s+(?:\S+\s+)*test|dotnet\s+test|deno\s+test|"
-    r"bun\s+test|mix\s+test|swift\s+test|zig\s+build\s+test)"
+    r"bun\s+test|mix\s+test|swift\s+test|zig\s+build\s+test)(?=$|[\s;&|)])"
 )
 # A line of test-runner output worth quoting: "3 passed, 1 failed in 0.2s", "test result: ok. …", "FAILED …"
 TEST_SUMMARY_RE = re.compile(
@@ -74,7 +74,7 @@ def is_test_command(command: str) -> bool:
     return TEST_COMMAND_RE.search(command) is not None
 
 
-def test_summary(output: str) -> str:
+def runner_verdict(output: str) -> str:
     """The runner's own verdict line (the last line that looks like one), or ''."""
     found = ""
     for line in output.splitlines():

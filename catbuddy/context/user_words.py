@@ -4,7 +4,7 @@ Every user message of the folded part is carried into the pinned summary verbati
 runtime block), together with the ones earlier compactions carried, up to a token budget. Past the
 budget the oldest are shortened first, then left out; a message that states a rule or a preference —
 the model's summary quotes it, or it says "always", "never", "don't", "must", … — is kept longest:
-it is shortened only once every other message is gone.
+it is shortened only once every other message is gone, and of the rules the longest go first.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from catbuddy.messages import content_text, strip_runtime_block
 from catbuddy.session.history import SUMMARY_PREFIX, HistoryEntry
 from catbuddy.text import fit_middle
 
+# Words that state a rule or a preference. Deliberately not "should", "remember" or "keep in mind":
+# they are in half of all messages and would make everything a rule.
 RULE_RE = re.compile(
-    r"\b(?:always|never|don'?t|do not|must(?:n'?t)?|must not|should(?:n'?t)?|shall|"
-    r"make sure|remember|avoid|prefer(?:s|red)?|please (?:use|keep|stop)|only use|"
-    r"from now on|no more|stop (?:using|doing)|instead of|rule)\b",
+    r"\b(?:always|never|don['’]?t|do not|must(?:n['’]?t)?|must not|make sure|avoid|i prefer|prefer(?:s|red)? to|"
+    r"please (?:use|stop|don['’]?t|do not)|only use|from now on|no more|stop (?:using|doing)|"
+    r"do ?n[o']t ever|under no circumstances)\b",
     re.I,
 )
 QUOTE_RE = re.compile(r"[\"“”«»„]([^\"“”«»„]{12,}?)[\"“”«»„]")
@@ -109,8 +111,10 @@ def carry_user_words(
     sizes = [count(item.text) + 8 for item in items]  # + the label line
     total = sum(sizes)
     left_out = left_out_before
-    # Non-rules first, oldest first; then rules, oldest first.
-    order = [i for i, w in enumerate(items) if not w.rule] + [i for i, w in enumerate(items) if w.rule]
+    # Non-rules first, oldest first; then rules, the longest first (a long message that happens to
+    # state a rule frees the most; a short, explicit rule stays).
+    rules = sorted((i for i, w in enumerate(items) if w.rule), key=lambda i: (-sizes[i], i))
+    order = [i for i, w in enumerate(items) if not w.rule] + rules
     gone: set[int] = set()
     for rules_pass in (False, True):
         for step in ("shorten", "drop"):
