@@ -52,7 +52,8 @@ class RecallTool(Tool):
         scope = args.get("scope") or "session"
         if scope not in ("session", "project"):
             raise ToolError(f'`scope` must be "session" or "project", got {scope!r}.')
-        limit = args.get("max_results") or DEFAULT_RESULTS
+        limit = args.get("max_results")
+        limit = DEFAULT_RESULTS if limit is None else limit
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RESULTS:
             raise ToolError(f"`max_results` must be an integer from 1 to {MAX_RESULTS}, got {limit!r}.")
         files = session_files(ctx, scope)
