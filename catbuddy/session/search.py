@@ -13,6 +13,8 @@ import bisect
 import codecs
 import json
 import math
+import mmap
+import os
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,7 +37,6 @@ STRUCTURAL_WORDS = frozenset(
 MESSAGE_MARK = b'{"type":"message"'
 SPACED_MESSAGE_MARK = b'{"type": "message"'  # files written by json.dumps' defaults
 COMPACTION_MARK = b'{"type":"compaction'  # compaction and compaction_undo lines alike
-RECALL_MARK = b'"name":"recall"'
 ANCHORS_RE = re.compile(r"(?<!\\)[\^$]|\\[AZ]")
 RECORD_SEPARATOR = "\x1e"  # JSON escapes it inside strings: it never occurs raw in a record line
 _TO_SEPARATOR = bytes.maketrans(b"\n", RECORD_SEPARATOR.encode())
@@ -60,7 +61,7 @@ class Hit:
     start: int  # where the best match starts in ``text``
     end: int
     offset: int = 0  # where its line starts in the file
-    call_id: str = ""  # a tool result's call
+    tool: str = ""  # the tool a result answers ('' when not found)
     terms: tuple[str, ...] = ()  # the query's words it holds
     folded: bool = False  # before the fold of the compaction in force
 
@@ -91,14 +92,12 @@ def search_sessions(files: Sequence[tuple[str, Path]], query: Query) -> tuple[li
 def _search_file(session_id: str, path: Path, query: Query, stats: SearchStats) -> list[Hit]:
     hits: list[Hit] = []
     compactions: list[Record] = []
-    skipped_calls: set[str] = set()
     position = 0  # messages before the current block
     offset = 0
     mark = MESSAGE_MARK
     for index, block in enumerate(_blocks(path)):
         if index == 0 and MESSAGE_MARK not in block and SPACED_MESSAGE_MARK in block:
             mark = SPACED_MESSAGE_MARK
-        _note_calls(block, query.skip_tool, skipped_calls)
         compactions += _compaction_records(block)
         counted_to, counted = 0, position
         for start, end in _candidate_spans(block, query):
@@ -107,9 +106,19 @@ def _search_file(session_id: str, path: Path, query: Query, stats: SearchStats) 
             record = _parse(block[start:end])
             if record is None or record.get("type", "message") != "message":
                 continue
-            hit = _match(record, query, skipped_calls)
+            tool = ""
+            if record.get("role") == "tool":
+                tool = call_name(block, start, str(record.get("tool_call_id") or ""))
+                if tool == query.skip_tool:
+                    continue  # recall's own results only repeat earlier hits
+            hit = _match(record, query)
             if hit is not None:
-                hit.session, hit.position, hit.offset = session_id, counted + 1, offset + start
+                hit.session, hit.position, hit.offset, hit.tool = (
+                    session_id,
+                    counted + 1,
+                    offset + start,
+                    tool,
+                )
                 hits.append(hit)
         position = counted + block.count(mark, counted_to)
         offset += len(block)
@@ -123,23 +132,24 @@ def _search_file(session_id: str, path: Path, query: Query, stats: SearchStats) 
 
 
 def _blocks(path: Path) -> Iterator[bytes]:
-    """The file in blocks of whole lines (a torn last line comes last, on its own)."""
+    """The file in blocks of whole lines, each ending with a newline (a torn last line too), read
+    through mmap so a block is copied once."""
     with path.open("rb") as handle:
-        carry = b""
-        while True:
-            data = handle.read(BLOCK_BYTES)
-            if not data:
-                if carry:
-                    yield carry + b"\n"
-                return
-            if carry:
-                data = carry + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-                continue
-            carry = data[cut:]
-            yield data[:cut] if carry else data
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            return
+        with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as mapped:
+            start = 0
+            while start < size:
+                end = min(size, start + BLOCK_BYTES)
+                if end < size:
+                    cut = mapped.rfind(b"\n", start, end)
+                    if cut < 0:  # one line longer than a block
+                        cut = mapped.find(b"\n", end)
+                    end = size if cut < 0 else cut + 1
+                block = mapped[start:end]
+                yield block if block.endswith(b"\n") else block + b"\n"
+                start = end
 
 
 def _line_span(block: bytes, index: int) -> tuple[int, int]:
@@ -151,11 +161,20 @@ def _line_span(block: bytes, index: int) -> tuple[int, int]:
 def _candidate_spans(block: bytes, query: Query) -> list[tuple[int, int]]:
     """The lines of ``block`` that may hold a match, in order (each is checked exactly later)."""
     if query.pattern is not None:
-        return _regex_spans(block, query.pattern)
-    lowered = block.lower()
+        literal = required_literal(query.pattern)
+        if literal is None:
+            return _regex_spans(block, query.pattern)
+        if query.pattern.flags & re.IGNORECASE:
+            return _literal_spans(block.lower(), block, [literal.lower()])
+        return _literal_spans(block, block, [literal])
     needles = [t.encode() for t in query.terms if t not in STRUCTURAL_WORDS] or [
         t.encode() for t in query.terms
     ]
+    return _literal_spans(block.lower(), block, needles)
+
+
+def _literal_spans(lowered: bytes, block: bytes, needles: list[bytes]) -> list[tuple[int, int]]:
+    """Lines of ``block`` where ``lowered`` (the block, or the block lowered) holds one of ``needles``."""
     spans: dict[int, int] = {}
     for needle in needles:
         variants = {needle}
@@ -172,9 +191,11 @@ def _candidate_spans(block: bytes, query: Query) -> list[tuple[int, int]]:
 
 
 def _regex_spans(block: bytes, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    """Lines whose text, JSON escapes undone, the regex matches. Anchored patterns (``^ $ \\A \\Z``)
-    cannot be judged on a whole line, so every line is a candidate for them."""
-    if ANCHORS_RE.search(pattern.pattern):
+    """Lines whose text, JSON escapes undone, the regex matches. An anchored pattern (``^ $ \\A \\Z``)
+    cannot be judged on a whole record line (a message's text starts inside it), so its candidates
+    come from the pattern without its anchors, which matches wherever the anchored one does."""
+    prefilter = prefilter_pattern(pattern)
+    if prefilter is None:
         return _all_lines(block)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # `\/` and other escapes bytes do not know stay as they are
@@ -183,7 +204,7 @@ def _regex_spans(block: bytes, pattern: re.Pattern[str]) -> list[tuple[int, int]
         except ValueError:
             return _all_lines(block)
     text = decoded.decode("utf-8", "replace")
-    match = pattern.search(text)
+    match = prefilter.search(text)
     if match is None:
         return []
     separators = [m.start() for m in re.finditer(RECORD_SEPARATOR, text)]
@@ -196,8 +217,75 @@ def _regex_spans(block: bytes, pattern: re.Pattern[str]) -> list[tuple[int, int]
         lines.append(starts[line])
         if line >= len(separators):
             break
-        match = pattern.search(text, separators[line] + 1)
+        match = prefilter.search(text, separators[line] + 1)
     return lines
+
+
+MIN_LITERAL = 3
+# Characters JSON writes escaped: a literal holding one cannot be found in the raw line as it is.
+_ESCAPED_IN_JSON = frozenset('"\\') | frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
+
+
+def required_literal(pattern: re.Pattern[str]) -> bytes | None:
+    """The longest run of plain characters every match of ``pattern`` contains (at its top level, no
+    alternation), as UTF-8, when it is long enough to search for and JSON writes it as it is."""
+    try:
+        import importlib
+
+        _parser: Any = importlib.import_module("re._parser")  # the stdlib's own regex parser (private)
+        items = list(_parser.parse(pattern.pattern))
+        literal_op, branch_op = _parser.LITERAL, _parser.BRANCH
+    except Exception:  # another Python, or a parse the compiled pattern did not need
+        return None
+    best, run = "", ""
+    for op, arg in items:
+        if op == branch_op:
+            return None
+        if op == literal_op and chr(arg) not in _ESCAPED_IN_JSON:
+            run += chr(arg)
+            best = max(best, run, key=len)
+        else:
+            run = ""
+    if len(best) < MIN_LITERAL or (pattern.flags & re.IGNORECASE and not best.isascii()):
+        return None
+    return best.encode("utf-8")
+
+
+def prefilter_pattern(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern``, or the same without its anchors when it has any; None when that cannot be done
+    safely (an anchor inside a negative lookaround would become stricter without it)."""
+    source = pattern.pattern
+    if not ANCHORS_RE.search(source):
+        return pattern
+    if "(?!" in source or "(?<!" in source:
+        return None
+    kept: list[str] = []
+    index, in_class = 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\" and index + 1 < len(source):
+            pair = source[index : index + 2]
+            if in_class or pair not in ("\\A", "\\Z"):
+                kept.append(pair)
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]" or bool(kept and kept[-1] in ("[", "[^"))
+            kept.append(char)
+        elif char == "[":
+            in_class = True
+            if source[index + 1 : index + 2] == "^":
+                kept.append("[^")
+                index += 2
+                continue
+            kept.append(char)
+        elif char not in "^$":
+            kept.append(char)
+        index += 1
+    try:
+        return re.compile("".join(kept), pattern.flags)
+    except re.error:
+        return None
 
 
 def _all_lines(block: bytes) -> list[tuple[int, int]]:
@@ -218,21 +306,6 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and "role" in record else None
 
 
-def _note_calls(block: bytes, tool: str, calls: set[str]) -> None:
-    """The ids of ``tool``'s calls in ``block``: their results are not searched (recall's own results
-    only repeat earlier hits)."""
-    needle = b'"name":' + json.dumps(tool).encode()
-    index = block.find(needle)
-    while index >= 0:
-        start, end = _line_span(block, index)
-        record = _parse(block[start:end])
-        for call in (record or {}).get("tool_calls") or ():
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(function, Mapping) and function.get("name") == tool:
-                calls.add(str(call.get("id")))
-        index = block.find(needle, end)
-
-
 def _searchable(record: Mapping[str, Any], skip_tool: str) -> str:
     text = content_text(record.get("content"))
     if record.get("role") == "user":
@@ -248,12 +321,9 @@ def _searchable(record: Mapping[str, Any], skip_tool: str) -> str:
     return text
 
 
-def _match(record: Mapping[str, Any], query: Query, skipped_calls: set[str]) -> Hit | None:
+def _match(record: Mapping[str, Any], query: Query) -> Hit | None:
     role = str(record.get("role", ""))
     if query.role and role != query.role:
-        return None
-    call_id = str(record.get("tool_call_id") or "") if role == "tool" else ""
-    if call_id and call_id in skipped_calls:
         return None
     text = _searchable(record, query.skip_tool)
     if not text:
@@ -273,7 +343,7 @@ def _match(record: Mapping[str, Any], query: Query, skipped_calls: set[str]) -> 
         start, term = min((lowered.find(term), term) for term, _ in present)
         end = start + len(term)
         terms = tuple(term for term, _ in present)
-    return Hit(score, "", str(record.get("id", "")), role, 0, text, start, end, call_id=call_id, terms=terms)
+    return Hit(score, "", str(record.get("id", "")), role, 0, text, start, end, terms=terms)
 
 
 def _weigh(hits: list[Hit], query: Query) -> None:
@@ -285,17 +355,14 @@ def _weigh(hits: list[Hit], query: Query) -> None:
         hit.score += sum(math.log1p(len(hits) / frequency[t]) for t in hit.terms)
 
 
-def tool_name(path: Path, offset: int, call_id: str) -> str:
-    """The tool a result at ``offset`` answers, read off the nearest earlier line holding its call id
-    (the assistant message) without parsing it: ``"id":"<call id>"``, then the first ``"name":"…"``."""
-    start = max(0, offset - NAME_LOOKBACK)
-    try:
-        with path.open("rb") as handle:
-            handle.seek(start)
-            block = handle.read(offset - start)
-    except OSError:
+def call_name(block: bytes, line_start: int, call_id: str) -> str:
+    """The tool a result answers, read off the nearest earlier line of ``block`` holding its call id
+    (the assistant message, at most ``NAME_LOOKBACK`` bytes back) without parsing it: ``"id":"<call
+    id>"``, then the first ``"name":"…"``. '' when it is not there."""
+    if not call_id:
         return ""
-    index = block.rfind(b'"id":' + json.dumps(call_id, ensure_ascii=False).encode())
+    needle = b'"id":' + json.dumps(call_id, ensure_ascii=False).encode()
+    index = block.rfind(needle, max(0, line_start - NAME_LOOKBACK), line_start)
     if index < 0:
         return ""
     name_at = block.find(b'"name":"', index, index + 400)

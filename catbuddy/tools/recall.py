@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from catbuddy.session.search import Hit, Query, search_sessions, tool_name
+from catbuddy.session.search import Hit, Query, search_sessions
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 
 DEFAULT_RESULTS = 5
@@ -124,11 +124,9 @@ def _search_and_render(
     cap = ctx.settings.context.recall_max_tokens
     header = f"recall: {len(hits):,} message{'s' if len(hits) != 1 else ''} match {what} among {where}."
     used = counter.count_text(header)
-    paths = dict(files)
     blocks: list[str] = []
     for number, hit in enumerate(hits[:limit], start=1):
-        tool = tool_name(paths[hit.session], hit.offset, hit.call_id) if hit.call_id else ""
-        block = _render_hit(number, hit, tool, current, stats.messages if scope == "session" else 0)
+        block = _render_hit(number, hit, current, stats.messages if scope == "session" else 0)
         size = counter.count_text(block)
         if blocks and used + size > cap:
             break
@@ -144,8 +142,8 @@ def _search_and_render(
     )
 
 
-def _render_hit(number: int, hit: Hit, tool: str, current: str, total: int) -> str:
-    role = f"tool result ({tool})" if hit.role == "tool" and tool else hit.role
+def _render_hit(number: int, hit: Hit, current: str, total: int) -> str:
+    role = f"tool result ({hit.tool})" if hit.role == "tool" and hit.tool else hit.role
     where = f"message {hit.position:,}" + (f" of {total:,}" if total else "")
     parts = [f"[{number}] {hit.id}", role, where]
     if hit.session != current:

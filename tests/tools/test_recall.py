@@ -102,6 +102,32 @@ async def test_a_regex_matches_the_decoded_text_across_escaped_newlines_and_quot
     assert re.findall(r"\[\d\] (m\d+)", anchored.content) == ["m000003"]
 
 
+async def test_a_regex_without_a_plain_literal_is_matched_with_json_escapes_undone(ctx, store) -> None:
+    with store.create(ctx.work_root, "m") as session:
+        session.append_message({"role": "user", "content": 'code 123\n456 and a "quote"'})
+        session.append_message({"role": "user", "content": "code 123 456 on one line"})
+        session.append_message({"role": "user", "content": "A Heron flew by"})
+        c = ctx_for(ctx, store, session)
+        across = await recall(c, query=r"\d{3}\n\d{3}", regex=True)
+        either = await recall(c, query=r"(?i)heron|egret", regex=True)
+        quoted = await recall(c, query=r'"\w+"', regex=True)
+        anchored = await recall(c, query=r"^\w+ \d+\n", regex=True)
+    assert re.findall(r"\[\d\] (m\d+)", across.content) == ["m000001"]
+    assert re.findall(r"\[\d\] (m\d+)", either.content) == ["m000003"]
+    assert re.findall(r"\[\d\] (m\d+)", quoted.content) == ["m000001"]
+    assert re.findall(r"\[\d\] (m\d+)", anchored.content) == ["m000001"]
+
+
+def test_the_literal_a_regex_needs_is_what_the_bytes_are_searched_for() -> None:
+    from catbuddy.session.search import prefilter_pattern, required_literal
+
+    assert required_literal(re.compile(r"release code is \w+")) == b"release code is "
+    assert required_literal(re.compile(r"foo|barbaz")) is None  # either side may match
+    assert required_literal(re.compile(r'say "hello"')) == b"hello"  # JSON escapes the quotes
+    assert prefilter_pattern(re.compile(r"(?m)^a[^b]$")).pattern == "(?m)a[^b]"
+    assert prefilter_pattern(re.compile(r"(?!^)a")) is None
+
+
 async def test_a_regex_that_does_not_compile_is_an_error_naming_the_problem(ctx, store) -> None:
     with store.create(ctx.work_root, "m") as session:
         session.append_message({"role": "user", "content": "x"})
