@@ -89,6 +89,30 @@ async def test_compacting_after_an_undo_folds_again_and_merges_the_ledger_of_the
     assert loop.conversation.history.summary_id == "c000002"
 
 
+async def test_context_reports_how_many_messages_are_folded_and_searchable(scripted_llm_factory, make_loop):
+    from catbuddy.context.report import format_table
+    from catbuddy.tui.screens.context import context_table
+
+    llm = scripted_llm_factory([Brain()] * 10)
+    loop, _ = await make_loop(llm, context=NEVER)
+    seed(loop, 20)
+    assert loop.context_report().folded_messages == 0
+    assert (await loop.compact()).ok
+
+    report = loop.context_report()
+    assert report.folded_messages == 14 == loop.conversation.history.folded
+    assert "14 earlier messages are folded into the summary" in format_table(report)
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(context_table(report))
+    assert "folded: 14 earlier messages, out of view but searchable with recall" in console.export_text()
+    await loop.undo_compaction()
+    assert loop.context_report().folded_messages == 0
+
+
 # --- from the shell ----------------------------------------------------------------------------------
 
 
