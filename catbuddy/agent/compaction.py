@@ -196,7 +196,8 @@ class CompactionManager:
         parts_note = f", {result.chunks} parts" if result.chunks > 1 else ""
         text = (
             f"Compacted {len(plan.fold)} messages into a {summary_tokens:,}-token summary "
-            f"({tokens_before:,} → {tokens_after:,} tokens{parts_note}). /compact undo brings them back."
+            f"({tokens_before:,} → {tokens_after:,} tokens{parts_note}); "
+            "`/compact undo` or `catbuddy compact --undo` brings them back."
         )
         event = CompactionFinished(
             True, len(plan.fold), tokens_before, tokens_after, summary_tokens, text, outcome.summary, record_id
