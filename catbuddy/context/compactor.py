@@ -223,7 +223,7 @@ class Compactor:
         most the summary's output budget; the first carries the previous summary as it is, which can be
         longer (written under another model or config)."""
         fixed = self.counter.count_message(
-            {"role": "system", "content": self.system_prompt(instructions, 1, 2, 9999)}
+            {"role": "system", "content": self.system_prompt(instructions, 1, 2, 9999, ledger="(ledger)")}
         )
         fixed += 3 + 4 + 24  # reply priming, the user message's frame, the section labels
         fixed += max(previous_tokens, self.output_budget)
@@ -274,7 +274,7 @@ class Compactor:
             + "\n\n".join(blocks)
         )
         return [
-            {"role": "system", "content": self.system_prompt(instructions, part, parts, target)},
+            {"role": "system", "content": self.system_prompt(instructions, part, parts, target, ledger=ledger)},
             {"role": "user", "content": body},
         ]
 
