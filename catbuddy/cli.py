@@ -424,18 +424,47 @@ def run(
     raise typer.Exit(code)
 
 
-@app.command()
+sessions_app = typer.Typer(
+    help="This directory's sessions: list them (the default), or show one's compactions.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback(invoke_without_command=True)
 def sessions(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = False) -> None:
     """List this directory's sessions, newest first."""
     from catbuddy.cli_commands.listing import format_sessions, session_json
     from catbuddy.session.store import SessionStore
 
+    if ctx.invoked_subcommand is not None:
+        return
     workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
     infos = SessionStore(workspace.sessions_dir).list()
     if as_json:
         typer.echo(json.dumps([session_json(info) for info in infos], indent=2, ensure_ascii=False))
     else:
         typer.echo(format_sessions(infos, workspace))
+
+
+@sessions_app.command("show")
+def sessions_show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session id (or a unique prefix of it).")],
+    cwd: CwdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a session's compactions: each one's summary (the model's prose, the user's words, the ledger)."""
+    from catbuddy.cli_commands.compactions import format_show, show_session
+    from catbuddy.session.records import SessionError
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    try:
+        data = show_session(workspace, session_id)
+    except SessionError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else format_show(data))
 
 
 @app.command()
@@ -447,19 +476,32 @@ def compact(
     session: Annotated[
         str | None, typer.Option("--session", "-s", help="Session id (default: the latest).")
     ] = None,
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Void the latest compaction instead: its messages come back.")
+    ] = False,
     cwd: CwdOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
 ) -> None:
-    """Fold a session's older history into a summary now (like /compact in the app)."""
+    """Fold a session's older history into a summary now (like /compact in the app); --undo voids the
+    latest compaction (like /compact undo). Exit 1 when there was nothing to do."""
     from catbuddy.cli_commands.listing import compact_session
     from catbuddy.session.records import SessionError
 
     checked_session_id(session, "--session")
-    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url, warn_untrusted=True)
     text = valid_text(" ".join(instructions or [])).strip() or None
+    if undo and text:
+        raise fail("--undo takes no instructions: it voids the latest compaction as it is", EXIT_USAGE)
+    workspace, settings = load(
+        ctx, cwd=cwd, model=model, base_url=base_url, ensure_home=not undo, warn_untrusted=True
+    )
     try:
-        ok, message = compact_session(workspace, settings, session, text)
+        if undo:
+            from catbuddy.cli_commands.compactions import undo_compaction
+
+            ok, message = undo_compaction(workspace, session)
+        else:
+            ok, message = compact_session(workspace, settings, session, text)
     except SessionError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     typer.echo(message)

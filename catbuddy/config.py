@@ -33,6 +33,9 @@ COMPACT_KEEP_RECENT = 25
 COMPACT_TOKEN_RATIO = 0.8
 SAFETY_MARGIN = 1024
 MAX_COMPACT_FAILURES = 3
+COMPACT_USER_TOKENS = 2000  # the user's own words carried verbatim in the pinned summary
+COMPACT_LEDGER_TOKENS = 1500  # the code-built ledger in the pinned summary
+RECALL_MAX_TOKENS = 2000  # one recall result
 
 EXEC_TIMEOUT = 60
 EXEC_MAX_TIMEOUT = 600
@@ -87,6 +90,9 @@ class ContextSettings:
     compact_token_ratio: float = COMPACT_TOKEN_RATIO
     safety_margin: int = SAFETY_MARGIN
     max_compact_failures: int = MAX_COMPACT_FAILURES
+    compact_user_tokens: int = COMPACT_USER_TOKENS
+    compact_ledger_tokens: int = COMPACT_LEDGER_TOKENS
+    recall_max_tokens: int = RECALL_MAX_TOKENS
     auto_compact: bool = True
     global_user_profile: bool = False
     default_encoding: str = DEFAULT_ENCODING

@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from catbuddy.agent.bus import Listener
-from catbuddy.agent.events import ApprovalChoice, CompactionFinished, ContextStatus, LoopState
+from catbuddy.agent.events import (
+    ApprovalChoice,
+    CompactionFinished,
+    CompactionUndone,
+    ContextStatus,
+    LoopState,
+)
 from catbuddy.context.report import ContextReport
 from catbuddy.session.store import SessionInfo
 
@@ -45,6 +51,8 @@ class Agent(Protocol):
     async def stop(self) -> None: ...
 
     async def compact(self, instructions: str | None = None) -> CompactionFinished: ...
+
+    async def undo_compaction(self) -> CompactionUndone: ...
 
     def answer_approval(
         self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""

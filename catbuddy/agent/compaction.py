@@ -1,21 +1,42 @@
-"""The COMPACT state's work: when to compact, doing it, and never looping (docs/architecture.md §5).
+"""The COMPACT state's work: when to compact, doing it, undoing it, and never looping
+(docs/architecture.md §5).
 
 ``CompactionState`` lives as long as the conversation (failures in a row, what was last compacted);
-a ``CompactionManager`` is made per turn from it and the turn's context.
+a ``CompactionManager`` is made per turn from it and the turn's context. A compaction builds the
+ledger first (code), asks the model for prose — on the live prefix when the whole history fits and
+the compact model is the chat model, else in chunks — then pins prose, the user's words and the ledger.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from catbuddy.agent.events import CompactionFinished, LoopState, Notice
+from catbuddy.agent.events import CompactionFinished, CompactionUndone, LoopState, Notice
 from catbuddy.agent.turn_context import RequestParts, TurnContext
-from catbuddy.context.compactor import CompactionFailed, CompactionPlan, Compactor, plan_compaction
+from catbuddy.context.compactor import (
+    CompactionFailed,
+    CompactionPlan,
+    CompactionResult,
+    Compactor,
+    plan_compaction,
+)
+from catbuddy.context.fold import FoldPrep, finish_fold, prepare_fold
+from catbuddy.context.governor import ContextOverflowError
 from catbuddy.context.measure import RequestSize, measure_request
+from catbuddy.context.report import govern_request
 from catbuddy.context.tokens import counter_for
+from catbuddy.llm.errors import ContextLengthExceeded
+from catbuddy.session.history import WorkingHistory
 
 NOTHING_TO_COMPACT = "Nothing to compact yet: the history is already short."
+NOTHING_TO_UNDO = "Nothing to undo: this session has no compaction in force."
+# The pinned summary's code-carried parts never take more than this share of the budget each, so a
+# small window is not filled by them (the configured token figures are the ceiling).
+CARRIED_BUDGET_SHARE = 0.08
+MIN_CARRIED_TOKENS = 150
+PROSE_BUDGET_SHARE = 0.15  # the length the model is asked to aim for, at most
 
 
 @dataclass
@@ -95,16 +116,17 @@ class CompactionManager:
         await self.run(parts, reason=reason)
 
     async def recover_from_overflow(self, parts: RequestParts) -> bool:
-        """After a provider context-length error: compact once if that can help."""
+        """After a provider context-length error: compact once if that can help (in chunks: the live
+        prefix is what the provider just refused)."""
         if self.paused or self._plan() is None:
             return False
-        result = await self.run(parts, reason="the provider said the context is too long")
+        result = await self.run(parts, reason="the provider said the context is too long", live=False)
         return result.ok
 
     # --- doing it -------------------------------------------------------------------------------
 
     async def run(
-        self, parts: RequestParts, *, reason: str, instructions: str | None = None
+        self, parts: RequestParts, *, reason: str, instructions: str | None = None, live: bool = True
     ) -> CompactionFinished:
         ctx = self.ctx
         plan = self._plan()
@@ -115,20 +137,27 @@ class CompactionManager:
         previous_state = ctx.bus.state
         ctx.bus.set_state(LoopState.COMPACT)
         try:
-            return await self._compact(parts, plan, reason, instructions)
+            return await self._compact(parts, plan, reason, instructions, live)
         finally:
             ctx.bus.set_state(previous_state)
 
     async def _compact(
-        self, parts: RequestParts, plan: CompactionPlan, reason: str, instructions: str | None
+        self, parts: RequestParts, plan: CompactionPlan, reason: str, instructions: str | None, live: bool
     ) -> CompactionFinished:
         ctx = self.ctx
         conversation = ctx.conversation
         tokens_before = self.measure(parts).tokens
+        compactor = self._compactor()
+        count = compactor.counter.count_text
+        prep = prepare_fold(
+            conversation.history,
+            plan,
+            work_root=ctx.workspace.work_root,
+            count=count,
+            ledger_tokens=self._carried_tokens(ctx.settings.context.compact_ledger_tokens),
+        )
         try:
-            result = await self._compactor().compact(
-                conversation.history.summary, [entry.message for entry in plan.fold], instructions
-            )
+            result = await self._summarize(compactor, parts, plan, prep, instructions, live)
         except CompactionFailed as exc:
             self.state.failures += 1
             text = f"Compaction failed: {exc}. The history is unchanged."
@@ -139,40 +168,128 @@ class CompactionManager:
             event = CompactionFinished(False, 0, tokens_before, tokens_before, 0, text)
             ctx.bus.emit(event)
             return event
-        record_id = conversation.session.append_compaction(
+        outcome = finish_fold(
+            prep,
+            plan,
             result.summary,
-            plan.folded_through,
-            reason=reason,
-            instructions=instructions or "",
-            folded_messages=len(plan.fold),
-            chunks=result.chunks,
-            tokens_replaced=result.tokens_replaced,
-            summary_tokens=result.summary_tokens,
+            count=count,
+            user_tokens=self._carried_tokens(ctx.settings.context.compact_user_tokens),
         )
-        conversation.fold(result.summary, plan.keep, record_id)
+        summary_tokens = count(outcome.summary)
+        data = {
+            "reason": reason,
+            "instructions": instructions or "",
+            "folded_messages": len(plan.fold),
+            "chunks": result.chunks,
+            "mode": result.mode,
+            "tokens_replaced": result.tokens_replaced,
+            "summary_tokens": summary_tokens,
+            "prose_tokens": result.summary_tokens,
+            **outcome.record,
+        }
+        record_id = conversation.session.append_compaction(outcome.summary, plan.folded_through, **data)
+        conversation.fold(outcome.summary, plan.keep, record_id, data, folded=len(plan.fold))
         self.state.failures = 0
         self.state.compacted_through = plan.keep[-1].id if plan.keep else plan.folded_through
         self.state.warned_fixed_too_big = False
         tokens_after = self.measure(parts).tokens
         parts_note = f", {result.chunks} parts" if result.chunks > 1 else ""
         text = (
-            f"Compacted {len(plan.fold)} messages into a {result.summary_tokens:,}-token summary "
-            f"({tokens_before:,} → {tokens_after:,} tokens{parts_note})."
+            f"Compacted {len(plan.fold)} messages into a {summary_tokens:,}-token summary "
+            f"({tokens_before:,} → {tokens_after:,} tokens{parts_note}); "
+            "`/compact undo` or `catbuddy compact --undo` brings them back."
         )
         event = CompactionFinished(
-            True, len(plan.fold), tokens_before, tokens_after, result.summary_tokens, text, result.summary, record_id
+            True, len(plan.fold), tokens_before, tokens_after, summary_tokens, text, outcome.summary, record_id
         )
         ctx.bus.emit(event)
         return event
 
+    async def _summarize(
+        self,
+        compactor: Compactor,
+        parts: RequestParts,
+        plan: CompactionPlan,
+        prep: FoldPrep,
+        instructions: str | None,
+        live: bool,
+    ) -> CompactionResult:
+        """The model's prose: on the live prefix when it fits and the compact model is the chat model,
+        otherwise (or when the provider refuses the live request as too long) in chunks."""
+        folded = [entry.message for entry in plan.fold]
+        replaced = compactor.replaced_tokens(prep.previous_summary, folded)
+        request = self._live_request(compactor, parts, plan, prep, instructions, replaced) if live else None
+        if request is not None:
+            try:
+                return await compactor.compact_live(request, parts.tools, replaced)
+            except CompactionFailed as exc:
+                if not isinstance(exc.__cause__, ContextLengthExceeded):
+                    raise
+        return await compactor.compact(
+            prep.previous_prose,
+            folded,
+            instructions,
+            ledger=prep.ledger_text,
+            replaced=replaced,
+            target=self._prose_target(compactor, replaced),
+        )
+
+    def _live_request(
+        self,
+        compactor: Compactor,
+        parts: RequestParts,
+        plan: CompactionPlan,
+        prep: FoldPrep,
+        instructions: str | None,
+        replaced: int,
+    ) -> list[dict[str, Any]] | None:
+        """The summary request on the live prefix, or None when it cannot be: another compact model,
+        or a history that does not fit whole (governance would snip or cut it, or the request and the
+        summary's reply would not fit the window)."""
+        ctx = self.ctx
+        if self._compact_model() != ctx.model:
+            return None
+        try:
+            governed = govern_request(
+                prompt=parts.prompt,
+                tools=parts.tools,
+                history=ctx.conversation.history,
+                counter=ctx.counter,
+                budget=ctx.budget,
+                context=ctx.settings.context,
+                calibration=ctx.calibration_factor,
+            )
+        except ContextOverflowError:
+            return None
+        if governed.report.messages_snipped or governed.report.results_truncated:
+            return None
+        request = compactor.live_request(
+            governed.messages,
+            instructions,
+            ledger=prep.ledger_text,
+            kept=[entry.message for entry in plan.keep],
+            target=self._prose_target(compactor, replaced),
+        )
+        return request if compactor.live_fits(governed.size.tokens, request) else None
+
+    def _prose_target(self, compactor: Compactor, replaced: int) -> int:
+        return min(compactor.target_tokens(replaced), max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * PROSE_BUDGET_SHARE)))
+
+    def _carried_tokens(self, configured: int) -> int:
+        share = max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * CARRIED_BUDGET_SHARE))
+        return min(configured, share)
+
+    def _compact_model(self) -> str:
+        return self.ctx.settings.compact_model or self.ctx.model
+
     def _compactor(self) -> Compactor:
         ctx = self.ctx
-        model = ctx.settings.compact_model or ctx.model
+        model = self._compact_model()
         spec = ctx.settings.model_spec(model)
 
-        async def summarize(messages: list[dict[str, Any]], max_tokens: int) -> str:
+        async def summarize(messages: list[dict[str, Any]], max_tokens: int, **options: Any) -> str:
             provider = await ctx.provider.get()
-            response = await provider.complete(model=model, messages=messages, max_tokens=max_tokens)
+            response = await provider.complete(model=model, messages=messages, max_tokens=max_tokens, **options)
             return str(response.message.get("content") or "")
 
         # The summary request goes to ``model``: count with its tokenizer and hold it to its own
@@ -185,3 +302,36 @@ class CompactionManager:
             summarize=summarize,
             calibration=ctx.calibration.factor(model),
         )
+
+    # --- undoing it -----------------------------------------------------------------------------
+
+    async def undo(self) -> CompactionUndone:
+        """Void the compaction in force with a ``compaction_undo`` record and rebuild the working
+        history from the file, as it was before that compaction (the raw lines never left it)."""
+        ctx = self.ctx
+        conversation = ctx.conversation
+        voided = conversation.history.summary_id
+        if voided is None:
+            event = CompactionUndone(False, NOTHING_TO_UNDO)
+            ctx.bus.emit(event)
+            return event
+        conversation.session.append_compaction_undo(voided)
+        history = await asyncio.to_thread(conversation.reload_history)
+        self.state.failures = 0
+        self.state.compacted_through = history.entries[-1].id if history.entries else None
+        self.state.warned_fixed_too_big = False
+        text = describe_undo(voided, history)
+        event = CompactionUndone(True, text, voided, history.summary_id or "", len(history.entries))
+        ctx.bus.emit(event)
+        return event
+
+
+def describe_undo(voided: str, history: WorkingHistory) -> str:
+    """What an undo did, in the words the TUI and the CLI both use."""
+    now = f"compaction {history.summary_id}'s summary and " if history.summary_id else ""
+    further = (
+        "/compact undo again walks back further."
+        if history.summary_id
+        else "No compaction is left in force."
+    )
+    return f"Undid compaction {voided}: the working history is back to {now}{len(history.entries)} messages. {further}"

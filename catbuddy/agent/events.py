@@ -208,6 +208,19 @@ class CompactionFinished(Event):
 
 
 @dataclass
+class CompactionUndone(Event):
+    """``/compact undo`` ended. When ``ok``, compaction ``voided_id`` no longer counts and the working
+    history is back to what it was before it (``summary_id``: the compaction now in force, if any)."""
+
+    kind: ClassVar[str] = "compaction_undone"
+    ok: bool
+    message: str
+    voided_id: str = ""
+    summary_id: str = ""
+    messages: int = 0  # messages in the working history now
+
+
+@dataclass
 class ErrorOccurred(Event):
     kind: ClassVar[str] = "error"
     message: str

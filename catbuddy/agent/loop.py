@@ -20,6 +20,7 @@ from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
     CompactionFinished,
+    CompactionUndone,
     ContextStatus,
     ErrorOccurred,
     Event,
@@ -79,7 +80,7 @@ class AgentLoop:
         self._mcp_failures_shown: set[str] = set()
         self._warned: set[str] = set()  # workspace warnings already shown
         self.registry = build_registry()
-        self.tool_context = ToolContext(workspace, settings)
+        self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
         self.provider = LazyProvider(settings, provider_factory)
         self.bus = EventBus()
         self.approvals = ApprovalBroker()
@@ -108,7 +109,7 @@ class AgentLoop:
         else:
             self._create_session()
         await self._announce_safety()
-        self._show_workspace_warnings()
+        self._show_workspace_warnings(self.builder.build(self.channel).warnings)
         if self.settings.mcp_servers:
             await self._start_mcp()
 
@@ -176,6 +177,7 @@ class AgentLoop:
     def _set_conversation(self, conversation: Conversation) -> None:
         self._conversation = conversation
         self._compaction = CompactionState()
+        self.tool_context.session_id = conversation.id  # what `recall` searches
         self.emit(
             SessionOpened(conversation.id, conversation.resumed, self.model, str(conversation.session.path))
         )
@@ -286,6 +288,7 @@ class AgentLoop:
             budget=ctx.budget,
             calibration_source=self.calibration.get(ctx.model).describe(),
             sandbox=sandbox_description(self.settings),
+            folded_messages=ctx.conversation.history.folded,
         )
 
     def context_status(self) -> ContextStatus:
@@ -346,13 +349,8 @@ class AgentLoop:
             outcome = TurnOutcome(TurnEndReason.ERROR)
         self._finish_turn(outcome)
 
-    def _show_workspace_warnings(self) -> None:
+    def _show_workspace_warnings(self, warnings: list[str]) -> None:
         """Workspace files the prompt had to skip (unreadable, not UTF-8): said once each."""
-        try:
-            warnings = self.builder.build(self.channel).warnings
-        except Exception as exc:  # the turn itself reports a prompt that cannot be built
-            log.debug("cannot build the prompt: %s", exc)
-            return
         for warning in warnings:
             if warning not in self._warned:
                 self._warned.add(warning)
@@ -360,7 +358,6 @@ class AgentLoop:
 
     def _finish_turn(self, outcome: TurnOutcome) -> None:
         self._last_outcome = outcome
-        self._show_workspace_warnings()
         self._runner = None
         self.approvals.deny_all()
         self._emit_context_status()
@@ -368,8 +365,12 @@ class AgentLoop:
         self.bus.set_state(LoopState.IDLE)
 
     def _emit_context_status(self) -> None:
+        """The figure /context shows for the history now, and any workspace file the prompt skipped."""
         try:
-            self.emit(self.context_status())
+            ctx = self.turn_context()
+            parts = RequestParts.build(ctx)
+            self._show_workspace_warnings(parts.prompt.warnings)
+            self.emit(context_status(ctx, govern(ctx, parts)))
         except Exception as exc:  # e.g. the fixed part no longer fits: the next turn reports it
             log.debug("cannot measure the context: %s", exc)
 
@@ -399,6 +400,16 @@ class AgentLoop:
         result = await manager.run(
             RequestParts.build(manager.ctx), reason="requested by the user", instructions=instructions
         )
+        self._emit_context_status()
+        return result
+
+    async def undo_compaction(self) -> CompactionUndone:
+        """`/compact undo`: void the latest compaction in force; the history is rebuilt as it was before it."""
+        if (self._turn_task is not None and not self._turn_task.done()) or self.state is not LoopState.IDLE:
+            event = CompactionUndone(False, "Busy: /compact undo once the turn or compaction has ended (or /stop).")
+            self.emit(event)
+            return event
+        result = await self.compaction().undo()
         self._emit_context_status()
         return result
 

@@ -71,6 +71,7 @@ class ContextView:
         }
         if self.governed is not None and self.history is not None:
             out["summary"] = self.history.summary
+            out["compaction"] = compaction_json(self.history)
             out["messages"] = self.governed.messages
             out["report"] = self.governed.report.to_dict()
             out["load_problems"] = list(self.load_problems)
@@ -94,6 +95,11 @@ class ContextView:
             ]
             for problem in self.load_problems:
                 parts.append(f"! {problem}")
+            if self.history is not None and self.history.summary_id:
+                parts.append(
+                    f"(summary of compaction {self.history.summary_id}: {self.history.folded:,} earlier messages "
+                    "folded, all searchable with recall; `catbuddy sessions show` prints its ledger)"
+                )
             for message in self.governed.messages[1:]:
                 parts.append(_render(message))
             summary = self.governed.report.summary() or "nothing to change"
@@ -104,6 +110,23 @@ class ContextView:
                 f"of a {report.budget:,}-token budget"
             )
         return "\n".join(parts)
+
+
+def compaction_json(history: WorkingHistory) -> dict[str, Any] | None:
+    """The compaction in force, as data: its ledger, the user's words it carries, the model's prose."""
+    if history.summary_id is None:
+        return None
+    data = history.compaction_data
+    return {
+        "id": history.summary_id,
+        "folded_messages": history.folded,
+        "searchable_messages": history.folded + len(history.entries),
+        "mode": data.get("mode"),
+        "prose": data.get("prose"),
+        "ledger": data.get("ledger"),
+        "user_messages": data.get("user_messages"),
+        "user_messages_left_out": data.get("user_messages_left_out", 0),
+    }
 
 
 def _render(message: dict[str, Any]) -> str:
@@ -185,6 +208,7 @@ def build_view(
         budget=budget,
         calibration_source=calibration.describe(),
         sandbox=sandbox_description(settings),
+        folded_messages=history.folded if history is not None else 0,
     )
     return ContextView(report, prompt.text, history, governed, problems, mcp_status, tuple(prompt.warnings))
 

@@ -21,7 +21,7 @@ Message = Mapping[str, Any]
 
 # Tools whose old output is bulky and rarely needed verbatim later. `skill`, edit/write and MCP tools
 # are deliberately absent: a skill body read once must stay readable (nanobot #3846).
-COMPACTABLE_TOOLS = frozenset({"read_file", "exec", "grep", "web_search", "web_fetch", "list_dir"})
+COMPACTABLE_TOOLS = frozenset({"read_file", "exec", "grep", "web_search", "web_fetch", "list_dir", "recall"})
 UNAVAILABLE_RESULT = "[Tool result unavailable — call was interrupted or lost]"
 MICROCOMPACT_PREVIEW_CHARS = 80
 MICROCOMPACT_MEMO_LIMIT = 50_000  # remembered decisions per counter before the memo is reset

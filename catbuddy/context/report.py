@@ -45,6 +45,7 @@ class ContextReport:
     exact: bool = True
     calibration_source: str = ""
     sandbox: str = ""  # how exec is confined, one line
+    folded_messages: int = 0  # folded into the summary: out of the model's view, searchable with recall
 
     @property
     def percent(self) -> float:
@@ -106,6 +107,7 @@ def context_report(
     budget: Budget,
     calibration_source: str = "",
     sandbox: str = "",
+    folded_messages: int = 0,
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
     layers = [
@@ -134,6 +136,7 @@ def context_report(
         exact=counter.exact,
         calibration_source=calibration_source,
         sandbox=sandbox,
+        folded_messages=folded_messages,
     )
 
 
@@ -161,4 +164,9 @@ def format_table(report: ContextReport) -> str:
     lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
     if report.sandbox:
         lines.append(f"exec sandbox: {report.sandbox}")
+    if report.folded_messages:
+        lines.append(
+            f"{report.folded_messages:,} earlier messages are folded into the summary; all of them are "
+            "searchable with the recall tool"
+        )
     return "\n".join(lines)

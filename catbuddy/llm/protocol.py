@@ -36,8 +36,11 @@ class ChatProvider(Protocol):
         messages: Sequence[Message],
         max_tokens: int | None = None,
         on_retry: RetryCallback | None = None,
+        tools: Sequence[Message] | None = None,
+        tool_choice: str | None = None,
     ) -> LLMResponse:
-        """One non-streamed reply without tools (compaction summaries)."""
+        """One non-streamed reply (compaction summaries); ``tools`` with ``tool_choice="none"`` keeps a
+        request's prefix identical to the chat's, so the provider's prompt cache serves it."""
         ...
 
     async def aclose(self) -> None: ...

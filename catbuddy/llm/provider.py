@@ -277,9 +277,16 @@ class Provider:
         messages: Sequence[Message],
         max_tokens: int | None = None,
         on_retry: RetryCallback | None = None,
+        tools: Sequence[Message] | None = None,
+        tool_choice: str | None = None,
     ) -> LLMResponse:
-        """One non-streamed reply, no tools (compaction summaries). Raises only ``LLMError``s."""
+        """One non-streamed reply (compaction summaries; tools only to keep the chat's prefix). Raises only
+        ``LLMError``s."""
         body: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
+        if tools:
+            body["tools"] = list(tools)
+        if tool_choice:
+            body["tool_choice"] = tool_choice
         ctx = self._context(model, streaming=False)
         attempt = 0
         cleaned = False

@@ -69,11 +69,27 @@ class Conversation:
         if not self.session.closed:
             self.session.append_event(kind, **data)
 
-    def fold(self, summary: str, keep: list[HistoryEntry], summary_id: str) -> None:
-        """After a compaction was recorded: the summary replaces everything before ``keep``."""
+    def fold(
+        self,
+        summary: str,
+        keep: list[HistoryEntry],
+        summary_id: str,
+        data: dict[str, Any] | None = None,
+        folded: int = 0,
+    ) -> None:
+        """After a compaction was recorded: the summary replaces everything before ``keep`` (``folded``
+        more messages; ``data`` is what the record carries besides the summary)."""
         self.history.summary = summary
         self.history.summary_id = summary_id
         self.history.entries = keep
+        self.history.compaction_data = dict(data or {})
+        self.history.folded += folded
+
+    def reload_history(self) -> WorkingHistory:
+        """Rebuild the working history from the file (after an undo); blocking: call it in a thread."""
+        loaded = self.session.load()
+        self.history = rebuild_history(loaded.records)
+        return self.history
 
     def close(self) -> None:
         self.session.close()

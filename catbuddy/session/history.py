@@ -1,9 +1,11 @@
 """The working history rebuilt from session records: the latest summary plus what came after it.
 
 Compaction never rewrites the file (docs/architecture.md §5, §6): the raw messages stay and a ``compaction`` record
-says which message the summary folds through. Rebuilding takes the newest compaction, because each
-summary already folds in the one before it. Healing (orphans, missing tool results) is governance's
-job and happens later, on every request.
+says which message the summary folds through. Rebuilding takes the newest compaction that no
+``compaction_undo`` record voids, because each summary already folds in the one before it; voiding
+the newest one brings back the history as it was before it, and several undos walk back several
+compactions. Healing (orphans, missing tool results) is governance's job and happens later, on every
+request.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from catbuddy.session.records import CompactionRecord, MessageRecord, Record
+from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, MessageRecord, Record
 
 SUMMARY_PREFIX = "[Previous conversation summary]: "
 
@@ -29,6 +31,10 @@ class WorkingHistory:
     summary_id: str | None = None  # id of the compaction record the summary comes from
     entries: list[HistoryEntry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # What the summary's compaction record carries besides the summary (the ledger, the user's words,
+    # the model's prose, …): what the next compaction merges with.
+    compaction_data: dict[str, Any] = field(default_factory=dict)
+    folded: int = 0  # messages of the session before ``entries`` (folded into the summary)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -41,19 +47,31 @@ def summary_message(summary: str) -> dict[str, Any]:
     return {"role": "user", "content": SUMMARY_PREFIX + summary}
 
 
-def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
-    messages: list[MessageRecord] = []
-    latest: CompactionRecord | None = None
+def active_compactions(records: Iterable[Record], problems: list[str] | None = None) -> list[CompactionRecord]:
+    """The compactions that still count, oldest first: every one no ``compaction_undo`` voids."""
+    active: list[CompactionRecord] = []
     for record in records:
-        if isinstance(record, MessageRecord):
-            messages.append(record)
-        elif isinstance(record, CompactionRecord):
-            latest = record
+        if isinstance(record, CompactionRecord):
+            active.append(record)
+        elif isinstance(record, CompactionUndoRecord):
+            kept = [c for c in active if c.id != record.voids]
+            if len(kept) == len(active) and problems is not None:
+                problems.append(f"an undo voids compaction {record.voids}, which is not in the session")
+            active = kept
+    return active
 
+
+def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
+    records = list(records)
     history = WorkingHistory()
+    messages = [record for record in records if isinstance(record, MessageRecord)]
+    active = active_compactions(records, history.problems)
+    latest = active[-1] if active else None
+
     start = 0
     if latest is not None:
         history.summary, history.summary_id = latest.summary, latest.id
+        history.compaction_data = dict(latest.extra)
         position = next((i for i, m in enumerate(messages) if m.id == latest.folded_through), None)
         if position is None:
             # The folded message may sit on a corrupt line. Keeping everything loses nothing; the
@@ -64,5 +82,6 @@ def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
             )
         else:
             start = position + 1
+    history.folded = start
     history.entries = [HistoryEntry(id=m.id, message=m.message) for m in messages[start:]]
     return history

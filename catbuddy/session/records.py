@@ -32,11 +32,13 @@ from catbuddy.session.schema import message_problem
 META = "meta"
 MESSAGE = "message"
 COMPACTION = "compaction"
+COMPACTION_UNDO = "compaction_undo"
 EVENT = "event"
 
 # Keys of the record envelope; a message dict may not use them or they would be ambiguous on disk.
 MESSAGE_ENVELOPE = frozenset({"type", "id", "ts"})
 COMPACTION_KEYS = frozenset({"type", "id", "ts", "summary", "folded_through"})
+UNDO_KEYS = frozenset({"type", "ts", "voids"})
 EVENT_ENVELOPE = frozenset({"type", "ts", "kind"})
 META_KEYS = ("session_id", "created_at", "work_root", "model", "catbuddy_version")
 
@@ -151,6 +153,25 @@ class CompactionRecord:
 
 
 @dataclass
+class CompactionUndoRecord:
+    """``/compact undo``: the compaction ``voids`` no longer counts; the history is rebuilt without it."""
+
+    ts: str | None
+    voids: str  # id of the compaction record this undoes
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": COMPACTION_UNDO, "ts": self.ts, "voids": self.voids, **self.extra}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> CompactionUndoRecord:
+        voids = obj.get("voids")
+        if not isinstance(voids, str) or not voids:
+            raise RecordError("compaction_undo record without the id of the compaction it voids")
+        return cls(ts=_ts(obj), voids=voids, extra={k: v for k, v in obj.items() if k not in UNDO_KEYS})
+
+
+@dataclass
 class EventRecord:
     """Something that happened besides messages: stop, error, governance report, approval, usage."""
 
@@ -170,11 +191,14 @@ class EventRecord:
         return cls(ts=_ts(obj), kind=kind, data=data)
 
 
-Record = MessageRecord | CompactionRecord | EventRecord
+Record = MessageRecord | CompactionRecord | CompactionUndoRecord | EventRecord
 
-_BODY_TYPES: dict[str, type[MessageRecord] | type[CompactionRecord] | type[EventRecord]] = {
+_BODY_TYPES: dict[
+    str, type[MessageRecord] | type[CompactionRecord] | type[CompactionUndoRecord] | type[EventRecord]
+] = {
     MESSAGE: MessageRecord,
     COMPACTION: CompactionRecord,
+    COMPACTION_UNDO: CompactionUndoRecord,
     EVENT: EventRecord,
 }
 

@@ -33,6 +33,7 @@ from catbuddy.session.records import (
     EVENT_ENVELOPE,
     MESSAGE_ENVELOPE,
     CompactionRecord,
+    CompactionUndoRecord,
     EventRecord,
     LoadResult,
     MessageRecord,
@@ -146,6 +147,12 @@ class Session:
         self._next_compaction += 1  # even if the write fails: it may have reached the disk
         self._write(record.to_json())
         return record.id
+
+    def append_compaction_undo(self, compaction_id: str) -> None:
+        """Record that the compaction ``compaction_id`` no longer counts (``/compact undo``)."""
+        if not isinstance(compaction_id, str) or not compaction_id:
+            raise ValueError("an undo needs the id of the compaction it voids")
+        self._write(CompactionUndoRecord(ts=now_ts(), voids=compaction_id).to_json())
 
     def append_event(self, kind: str, **data: Any) -> None:
         """Record a stop, error, governance report, approval decision, usage, …; secrets are scrubbed."""

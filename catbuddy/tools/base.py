@@ -36,6 +36,8 @@ class ToolContext:
     skills: SkillCatalog | None = None
     # One-use permissions to write catbuddy's own files, put here when the user approves such a call.
     grants: WriteGrants = field(default_factory=WriteGrants)
+    sessions_dir: Path | None = None  # this project's session files (`recall` searches them)
+    session_id: str | None = None  # the open session; set by the agent loop when it changes
 
     @property
     def work_root(self) -> Path:

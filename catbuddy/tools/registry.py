@@ -20,6 +20,7 @@ BUILTIN_ORDER = (
     "web_fetch",
     "web_search",
     "skill",
+    "recall",  # appended, never inserted: the schemas' order is part of the cached prompt prefix
 )
 JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -36,6 +37,7 @@ def builtin_tools() -> list[Tool]:
     from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
     from catbuddy.tools.grep import GrepTool
     from catbuddy.tools.list_dir import ListDirTool
+    from catbuddy.tools.recall import RecallTool
     from catbuddy.tools.shell import ExecTool
     from catbuddy.tools.web import WebFetchTool, WebSearchTool
 
@@ -48,6 +50,7 @@ def builtin_tools() -> list[Tool]:
         ExecTool(),
         WebFetchTool(),
         WebSearchTool(),
+        RecallTool(),
     ]
 
 

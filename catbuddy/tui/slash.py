@@ -96,11 +96,22 @@ class SlashCommands(App[str | None]):
         self.notice(f"New session {self.agent.session_id}", "success")
 
     async def slash_compact(self, argument: str) -> None:
+        undo = argument.strip().lower() == "undo"
         if self.agent.state is not ev.LoopState.IDLE:
-            self.notice("A turn is running: wait for it, or press Esc, then /compact.", "warning")
+            what = "/compact undo" if undo else "/compact"
+            self.notice(f"A turn is running: wait for it, or press Esc, then {what}.", "warning")
+            return
+        if undo:
+            self.run_worker(self._undo_compaction(), group="compact")
             return
         self.notice("Compacting…" + (f" (keeping: {argument})" if argument else ""), "info")
         self.run_worker(self.agent.compact(argument or None), group="compact")
+
+    async def _undo_compaction(self) -> None:
+        result = await self.agent.undo_compaction()
+        self.notice(f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning")
+        if result.ok:
+            self.refresh_context()
 
     async def slash_context(self, argument: str) -> None:
         await self.push_screen(ContextScreen(self.agent.context_report()))

@@ -22,7 +22,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "Show commands and keys"),
     SlashCommand("stop", "Stop the running turn (same as Esc)"),
     SlashCommand("new", "Start a fresh session"),
-    SlashCommand("compact", "Summarise older messages now", "[instructions]"),
+    SlashCommand("compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"),
     SlashCommand("context", "Token use per layer, history and budget"),
     SlashCommand("memory", "Edit both MEMORY.md files (project and global)"),
     SlashCommand("edit", "Edit a workspace file in the app", "AGENTS.md|SOUL.md|USER.md|TOOLS.md|MEMORY.md"),

@@ -15,12 +15,22 @@ WHOLE = 1_000_000  # stream a reply in one delta: many tiny writes make each req
 
 
 def is_summary_request(body: Any) -> bool:
+    """A chunked summary request (the instructions are its system prompt) or one on the live prefix
+    (the chat's own request plus a last user message with the instructions)."""
     messages = body.get("messages") or []
-    return bool(messages) and COMPACT_MARK in content_text(messages[0].get("content"))
+    return bool(messages) and (
+        COMPACT_MARK in content_text(messages[0].get("content"))
+        or (messages[-1].get("role") == "user" and COMPACT_MARK in content_text(messages[-1].get("content")))
+    )
+
+
+def is_live_summary_request(body: Any) -> bool:
+    messages = body.get("messages") or []
+    return is_summary_request(body) and COMPACT_MARK not in content_text(messages[0].get("content"))
 
 
 def summary_text(number: int) -> str:
-    return f"## Goal and user requests\nsummary number {number}"
+    return f"## Goal\nsummary number {number}"
 
 
 class Brain:

@@ -33,6 +33,14 @@ def pinned(request: object) -> str:
     return str(messages[1]["content"])
 
 
+def prose(request: object) -> str:
+    """The model's part of the pinned summary (before what code carries: the user's words, the ledger)."""
+    text = pinned(request)[len(SUMMARY_PREFIX) :]
+    for heading in ("\n\n## The user's own words", "\n\n## Ledger", "\n\nEverything folded"):
+        text = text.split(heading)[0]
+    return text
+
+
 # --- triggers --------------------------------------------------------------------------------------
 
 
@@ -48,7 +56,7 @@ async def test_compaction_runs_before_the_call_that_would_carry_message_51(scrip
     # turns 1–25 leave 50 messages; turn 26's user message is the 51st
     assert kinds == ["chat"] * 25 + ["summary", "chat"]
     after = llm.requests[-1]
-    assert pinned(after) == SUMMARY_PREFIX + summary_text(1)
+    assert prose(after) == summary_text(1)
     assert len(after.messages) == 2 + 25  # system, summary, the 25 newest messages (a user one first)
     assert len(loop.conversation.history.entries) == 26  # plus the reply
 
@@ -117,10 +125,11 @@ async def test_the_second_summary_request_folds_the_first_summary(scripted_llm_f
     await loop.run_turn("second")
 
     first, second = summary_requests(llm)
-    assert summary_text(1) not in first.messages[1]["content"]
-    assert summary_text(1) in second.messages[1]["content"]
-    assert "a0:" in first.messages[1]["content"] and "a0:" not in second.messages[1]["content"]
-    assert pinned(chat_requests(llm)[-1]) == SUMMARY_PREFIX + summary_text(2)
+    # on the live prefix: the first request carries the raw history, the second the first summary
+    assert "a0:" in first.messages[1]["content"] and summary_text(1) not in str(first.messages)
+    assert prose(second) == summary_text(1)
+    assert all("a0:" not in m["content"] for m in second.messages[2:] if isinstance(m.get("content"), str))
+    assert prose(chat_requests(llm)[-1]) == summary_text(2)
     # the raw lines stay: every message is still in the file
     assert len(session_messages(loop)) == 2 * 26 * 2 + 4
     assert len([r for r in loop.session.load().records if isinstance(r, CompactionRecord)]) == 2
@@ -136,7 +145,7 @@ async def test_the_pinned_summary_survives_snip(scripted_llm_factory, make_loop)
     await loop.run_turn("go on")
 
     request = chat_requests(llm)[-1]
-    assert pinned(request) == SUMMARY_PREFIX + summary_text(1)
+    assert prose(request) == summary_text(1)
     assert "big0:" not in str(request.messages)  # snipped
     assert request.messages[-1]["content"].startswith("go on")
     assert not llm.over_budget
@@ -157,7 +166,8 @@ async def test_a_folded_part_larger_than_the_window_is_folded_in_chunks(scripted
     for request in summary_requests(llm):
         assert loop.turn_context().counter.count_request(request.messages) <= limit
     assert "summary number 1" in summary_requests(llm)[1].messages[1]["content"]
-    assert loop.conversation.history.summary == summary_text(brain.summary_requests)
+    summary = loop.conversation.history.summary
+    assert summary is not None and summary.startswith(summary_text(brain.summary_requests) + "\n")
 
 
 # --- resume ------------------------------------------------------------------------------------------
@@ -182,7 +192,7 @@ async def test_resuming_a_compacted_session_rebuilds_the_same_working_history(
     assert (resumed.conversation.history.summary, [(e.id, e.message) for e in resumed.conversation.history.entries]) == before
     await resumed.run_turn("after resume")
     request = chat_requests(llm)[-1]
-    assert pinned(request) == SUMMARY_PREFIX + before[0]
+    assert pinned(request) == SUMMARY_PREFIX + str(before[0])
     assert request.messages[2 : 2 + len(before[1])] == [m for _, m in before[1]]
 
 
@@ -198,11 +208,12 @@ async def test_manual_instructions_reach_the_summary_prompt_and_the_record(scrip
 
     assert result.ok and events.of(CompactionFinished)[-1].ok
     [request] = summary_requests(llm)
-    assert "keep the API design decisions" in request.messages[0]["content"]
-    assert request.get("tools") is None
+    assert "keep the API design decisions" in request.messages[-1]["content"]
+    assert request.body["tool_choice"] == "none"
     [record] = [r for r in loop.session.load().records if isinstance(r, CompactionRecord)]
     assert record.extra["instructions"] == "keep the API design decisions"
-    assert record.summary == summary_text(1)
+    assert record.extra["prose"] == summary_text(1)
+    assert record.summary.startswith(summary_text(1) + "\n")
     states = [(e.old, e.new) for e in events.of(StateChanged)]
     assert states == [(LoopState.IDLE, LoopState.COMPACT), (LoopState.COMPACT, LoopState.IDLE)]
 

@@ -50,9 +50,10 @@ def test_compact_folds_the_latest_session_with_the_instructions(scripted_llm_fac
 
     assert result.exit_code == 0, result.output
     assert f"session {latest}: Compacted 14 messages" in result.output
-    assert "keep the API design decisions" in summary_requests(llm)[0].messages[0]["content"]
+    assert "keep the API design decisions" in summary_requests(llm)[0].messages[-1]["content"]
     [record] = compactions(workspace, latest)
-    assert record.summary == summary_text(1) and record.folded_through
+    assert record.extra["prose"] == summary_text(1) and record.folded_through
+    assert record.summary.startswith(summary_text(1) + "\n")
     assert not compactions(workspace, older)
 
 

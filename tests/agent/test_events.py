@@ -32,6 +32,7 @@ SAMPLES: list[ev.Event] = [
     ev.Notice("Saved.", "success"),
     ev.Retrying(1, 0.5, "rate limited (429)"),
     ev.CompactionFinished(True, 30, 9000, 2100, 640, "Compacted 30 messages", "## Goal\n…", "c000002"),
+    ev.CompactionUndone(True, "Undid compaction c000002", "c000002", "c000001", 54),
     ev.ErrorOccurred("Cannot connect", "Check the base URL"),
     ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
 ]

@@ -15,6 +15,7 @@ from catbuddy.agent.events import (
     TurnEndReason,
 )
 from catbuddy.agent.loop import AgentLoop
+from catbuddy.agent.runner import CUT_OFF_MARK
 from catbuddy.config import Settings
 from catbuddy.testing.script import Reply
 
@@ -103,7 +104,8 @@ async def test_a_stream_that_breaks_midway_ends_the_turn_with_an_error_and_keeps
     assert not events.of(Retrying)  # text reached the user: a retry would repeat it
     assert len(scripted_llm.requests) == 1
     shown = "".join(e.text for e in events.of(TextDelta))
-    assert session_messages(loop)[-1] == {"role": "assistant", "content": shown}
+    # kept, and marked as cut off for the model's next look at it
+    assert session_messages(loop)[-1] == {"role": "assistant", "content": shown + CUT_OFF_MARK}
     scripted_llm.push(Reply.text("again"))
     await loop.run_turn("try again")
     assert_valid_request(scripted_llm.requests[-1].messages)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from catbuddy.cli import app
 from catbuddy.context.governor import protocol_problems
 
-WINDOW = 4000
+WINDOW = 5000
 
 
 def write_session(path: Path, messages: list[dict[str, Any]], extra_lines: list[str] = ()) -> Path:

@@ -83,6 +83,6 @@ async def test_the_loop_shows_a_skipped_workspace_file_once(ws: Workspace) -> No
     notices: list[Notice] = []
     loop.add_listener(lambda event: notices.append(event) if isinstance(event, Notice) else None)
     await loop.start()
-    loop._show_workspace_warnings()  # again, as after a turn: no second notice
+    loop._emit_context_status()  # measured again, as after a turn: no second notice
     await loop.aclose()
     assert len([n for n in notices if "SOUL.md" in n.text]) == 1

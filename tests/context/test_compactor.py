@@ -17,11 +17,11 @@ from catbuddy.session.history import HistoryEntry
 
 COUNTER = counter_for("o200k_base")
 SECTIONS = (
-    "## Goal and user requests",
-    "## Decisions and constraints",
-    "## Files and code touched",
-    "## Errors and fixes",
-    "## Current state",
+    "## Goal",
+    "## Rules and preferences",
+    "## Decisions",
+    "## State of the work",
+    "## Open questions",
     "## Next step",
 )
 
@@ -65,10 +65,12 @@ class Recorder:
     def __init__(self, replies: list[str] | None = None) -> None:
         self.requests: list[list[dict[str, Any]]] = []
         self.max_tokens: list[int] = []
+        self.options: list[dict[str, Any]] = []
         self.replies = replies
 
-    async def __call__(self, messages: list[dict[str, Any]], max_tokens: int) -> str:
+    async def __call__(self, messages: list[dict[str, Any]], max_tokens: int, **options: Any) -> str:
         self.requests.append(messages)
+        self.options.append(options)
         self.max_tokens.append(max_tokens)
         if self.replies is not None:
             return self.replies.pop(0)
@@ -235,3 +237,33 @@ async def test_a_provider_error_fails_with_its_message() -> None:
 async def test_a_window_too_small_for_any_summary_request_fails_clearly() -> None:
     with pytest.raises(CompactionFailed, match="raise context_window"):
         await compactor(Recorder(), window=1500, max_output=200).compact(None, chat(20))
+
+
+# --- on the live prefix -----------------------------------------------------------------------------
+
+
+async def test_the_live_request_is_the_prefix_plus_one_user_message_and_asks_for_no_tools() -> None:
+    summarize = Recorder()
+    prefix = [{"role": "system", "content": "the chat's system prompt"}, *chat(20)]
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+    c = compactor(summarize, window=16000)
+    request = c.live_request(prefix, "keep names", ledger="## Ledger\nFiles read: `a.py`", kept=chat(3), target=300)
+    assert request[:-1] == prefix and request[-1]["role"] == "user"
+    assert "keep names" in request[-1]["content"] and "Files read: `a.py`" in request[-1]["content"]
+    assert 'from the user message that begins "question 0"' in request[-1]["content"]
+    assert c.live_fits(COUNTER.count_request(prefix), request)
+    assert not c.live_fits(16000, request)
+
+    result = await c.compact_live(request, tools, replaced=COUNTER.count_messages(prefix))
+
+    assert summarize.requests == [request]
+    assert summarize.options == [{"tools": tools, "tool_choice": "none"}]
+    assert result.mode == "live_prefix" and result.chunks == 1
+
+
+async def test_a_chunked_request_carries_the_ledger_and_gets_no_tools() -> None:
+    summarize = Recorder()
+    await compactor(summarize).compact(None, chat(20), ledger="## Ledger\nFiles changed: `b.py`")
+    assert "# Ledger\nFiles changed: `b.py`" in summarize.requests[0][1]["content"]
+    assert "is in the input" in summarize.requests[0][0]["content"]
+    assert summarize.options == [{}]

@@ -46,9 +46,17 @@ def test_builtin_tools_have_unique_names_and_valid_schemas() -> None:
 
 def test_registry_orders_builtins_first_then_others_sorted() -> None:
     registry = ToolRegistry([Echo(), Other(), *reversed(builtin_tools())])
-    assert registry.names()[:8] == [n for n in BUILTIN_ORDER if n != "skill"]
-    assert registry.names()[8:] == ["mcp__a__other", "mcp__b__echo"]
+    builtins = [n for n in BUILTIN_ORDER if n != "skill"]
+    assert registry.names()[: len(builtins)] == builtins
+    assert registry.names()[len(builtins) :] == ["mcp__a__other", "mcp__b__echo"]
     assert [s["function"]["name"] for s in registry.schemas()] == registry.names()
+
+
+def test_recall_comes_last_among_the_builtins_so_older_prefixes_keep_their_order() -> None:
+    assert BUILTIN_ORDER[-1] == "recall"
+    assert BUILTIN_ORDER[:-1] == (
+        "read_file", "write_file", "edit_file", "list_dir", "grep", "exec", "web_fetch", "web_search", "skill"
+    )  # fmt: skip
 
 
 def test_registry_register_get_unregister_contains() -> None:

@@ -44,6 +44,7 @@ class FakeReport:
     context_window: int = 32_768
     max_output_tokens: int = 4_096
     sandbox: str = ""
+    folded_messages: int = 0
 
 
 @dataclass
@@ -74,6 +75,7 @@ class FakeLoop:
         self.report = FakeReport()
         self.stopped = 0
         self.compacted: list[str | None] = []
+        self.undone = 0
         self.resumed: list[str] = []
         self.closed = False
         self.turn = 0
@@ -158,6 +160,16 @@ class FakeLoop:
         event = ev.CompactionFinished(
             ok=True, folded_messages=12, tokens_before=9_000, tokens_after=2_100, summary_tokens=640
         )
+        self.emit(event)
+        return event
+
+    async def undo_compaction(self) -> ev.CompactionUndone:
+        self.undone += 1
+        if not self.compacted:
+            event = ev.CompactionUndone(False, "Nothing to undo: this session has no compaction in force.")
+        else:
+            self.compacted.pop()
+            event = ev.CompactionUndone(True, "Undid compaction c000001: the working history is back to 40 messages.", "c000001")
         self.emit(event)
         return event
 

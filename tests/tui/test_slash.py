@@ -82,6 +82,24 @@ async def test_compact_passes_instructions_and_reports_the_result(fake_app) -> N
         assert holder["loop"].compacted == ["keep the API decisions"]
 
 
+async def test_compact_undo_shows_what_came_back_as_a_notice(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/compact")
+        await wait_for(pilot, lambda: "compacted 12 messages" in last_notice(app))
+        await run_command(app, pilot, "/compact undo")
+        await wait_for(pilot, lambda: "Undid compaction c000001" in last_notice(app))
+        assert holder["loop"].undone == 1 and holder["loop"].compacted == []
+
+
+async def test_compact_undo_with_nothing_to_undo_says_so(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/compact undo")
+        await wait_for(pilot, lambda: "Nothing to undo" in last_notice(app))
+        assert holder["loop"].undone == 1
+
+
 async def test_compact_while_running_says_to_wait(fake_app) -> None:
     app, holder = fake_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -62,6 +62,10 @@ def context_table(report: Any) -> Group:
     facts.append("(provider-reported prompt tokens ÷ local count)", style="dim")
     if report.sandbox:
         facts.append(f"\nexec sandbox: {report.sandbox}")
+    folded = report.folded_messages
+    if folded:
+        facts.append(f"\nfolded: {folded:,} earlier messages, out of view but searchable with recall")
+        facts.append(" (/compact undo brings the last fold back)", style="dim")
     return Group(table, Text(""), facts)
 
 
