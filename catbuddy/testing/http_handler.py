@@ -16,15 +16,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from catbuddy.testing import wire
 from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
 
 HOLD_POLL = 0.05  # seconds between checks, while stalling, of whether the client is still there
 
-if TYPE_CHECKING:
-    from catbuddy.testing.scripted_llm import ScriptedLLM
 
 
 @dataclass
@@ -63,6 +61,27 @@ class RecordedRequest:
         return self.finished.wait(timeout)
 
 
+class ChatBackend(Protocol):
+    """What the handler needs from the server that owns the script (``ScriptedLLM`` implements it)."""
+
+    models: list[str] | None
+    stopping: threading.Event
+
+    def auth_error(self, headers: Mapping[str, str]) -> ErrorSpec | None: ...
+
+    def record(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> RecordedRequest: ...
+
+    def next_reply(self, body: dict[str, Any], record: RecordedRequest) -> ReplySpec: ...
+
+    def count_prompt(self, body: Mapping[str, Any]) -> int: ...
+
+    def count_completion(self, reply: ReplySpec, model: str) -> int: ...
+
+    def over_window(self, body: Mapping[str, Any], prompt_tokens: int) -> ErrorSpec | None: ...
+
+    def emit(self, line: str) -> None: ...
+
+
 class _Disconnected(Exception):
     """The client closed the connection while we were writing."""
 
@@ -70,7 +89,7 @@ class _Disconnected(Exception):
 class ChatHandler(BaseHTTPRequestHandler):
     """Serves /v1/chat/completions and /v1/models for the ``llm`` class attribute."""
 
-    llm: ScriptedLLM
+    llm: ChatBackend
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # http.server prints every request
@@ -87,7 +106,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._post()
 
     def _get(self) -> None:
-        problem = self.llm._auth_error(dict(self.headers.items()))
+        problem = self.llm.auth_error(dict(self.headers.items()))
         if problem is not None:
             self._send_error(problem)
         elif self.path.rstrip("/") == "/v1/models":
@@ -118,7 +137,7 @@ class ChatHandler(BaseHTTPRequestHandler):
                 ErrorSpec(400, message=f"We could not parse the JSON body of your request: {exc}")
             )
             return
-        record = self.llm._record(self.path, body, dict(self.headers.items()))
+        record = self.llm.record(self.path, body, dict(self.headers.items()))
         try:
             self._chat(body, record)
         except _Disconnected:
@@ -137,7 +156,7 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any], record: RecordedRequest) -> None:
         llm = self.llm
-        problem = llm._auth_error(dict(self.headers.items()))
+        problem = llm.auth_error(dict(self.headers.items()))
         model = str(body.get("model") or DEFAULT_MODEL)
         if problem is None and llm.models is not None and model not in llm.models:
             problem = ErrorSpec(
@@ -147,11 +166,11 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._refuse(record, problem)
             return
         record.prompt_tokens = llm.count_prompt(body)
-        too_long = llm._over_window(body, record.prompt_tokens)
+        too_long = llm.over_window(body, record.prompt_tokens)
         if too_long is not None:  # refused before generation: no script reply is used
             self._refuse(record, too_long, "context_length_exceeded")
             return
-        reply = llm._next_reply(body, record)
+        reply = llm.next_reply(body, record)
         if reply.error is not None:
             self._refuse(record, reply.error)
             return
@@ -168,7 +187,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._hold(record)
             return
         # A slow reply is slow unstreamed too: it takes as long as its stream would have.
-        if reply.delay and self.llm._stopping.wait(reply.delay * (len(chunks) + 1)):
+        if reply.delay and self.llm.stopping.wait(reply.delay * (len(chunks) + 1)):
             record.outcome = "server closed"
             self._abort()
             return
@@ -204,7 +223,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             if reply.stall_after is not None and number >= reply.stall_after:
                 self._hold(record, reply.stall_keepalive)
                 return
-            if reply.delay and self.llm._stopping.wait(reply.delay):
+            if reply.delay and self.llm.stopping.wait(reply.delay):
                 record.outcome = "server closed"
                 self._abort()
                 return
@@ -233,7 +252,7 @@ class ChatHandler(BaseHTTPRequestHandler):
         except OSError:
             pass
         next_ping = time.monotonic() + (keepalive or 0)
-        while not self.llm._stopping.wait(min(HOLD_POLL, keepalive or HOLD_POLL)):
+        while not self.llm.stopping.wait(min(HOLD_POLL, keepalive or HOLD_POLL)):
             if keepalive is not None and time.monotonic() >= next_ping:
                 try:
                     self._write_chunk(b": keep-alive\n\n")

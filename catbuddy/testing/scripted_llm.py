@@ -80,6 +80,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from catbuddy.redact import REDACTED
 from catbuddy.testing.http_handler import ChatHandler, RecordedRequest
 from catbuddy.testing.script import (
     DEFAULT_MODEL,
@@ -105,7 +106,7 @@ __all__ = [
 ]
 
 DEFAULT_ENCODING = "o200k_base"
-REDACTED = "<redacted>"
+
 SHUTDOWN_POLL = 0.02  # serve_forever's poll interval: how long close() may wait for the loop to notice
 _COUNTER_LOCK = threading.Lock()  # tiktoken takes ~1 s to load once; never load it twice at a time
 
@@ -147,7 +148,7 @@ class ScriptedLLM:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._replies_used = 0
-        self._stopping = threading.Event()
+        self.stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -169,7 +170,7 @@ class ScriptedLLM:
         return self
 
     def close(self) -> None:
-        self._stopping.set()  # slow streams stop sleeping and end
+        self.stopping.set()  # slow streams stop sleeping and end
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -230,14 +231,14 @@ class ScriptedLLM:
         """Requests refused because their prompt did not fit ``context_window``."""
         return [r for r in self.requests if r.outcome == "context_length_exceeded"]
 
-    def _record(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> RecordedRequest:
+    def record(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> RecordedRequest:
         shown = {k.lower(): (REDACTED if k.lower() == "authorization" else v) for k, v in headers.items()}
         with self._lock:
             record = RecordedRequest(len(self._requests) + 1, path, body, shown)
             self._requests.append(record)
         return record
 
-    def _next_reply(self, body: dict[str, Any], record: RecordedRequest) -> ReplySpec:
+    def next_reply(self, body: dict[str, Any], record: RecordedRequest) -> ReplySpec:
         with self._lock:
             item = self._script.pop(0) if self._script else None
             if item is not None:
@@ -273,7 +274,7 @@ class ScriptedLLM:
             total += counter.count_text(call.name) + counter.count_text(call.arguments_json)
         return total
 
-    def _over_window(self, body: Mapping[str, Any], prompt_tokens: int) -> ErrorSpec | None:
+    def over_window(self, body: Mapping[str, Any], prompt_tokens: int) -> ErrorSpec | None:
         if self.context_window is None:
             return None
         needed = prompt_tokens
@@ -287,7 +288,7 @@ class ScriptedLLM:
         )
         return ErrorSpec(400, "invalid_request_error", "context_length_exceeded", message, "messages")
 
-    def _auth_error(self, headers: Mapping[str, str]) -> ErrorSpec | None:
+    def auth_error(self, headers: Mapping[str, str]) -> ErrorSpec | None:
         if self.api_key is None:
             return None
         given = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
