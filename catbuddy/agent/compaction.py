@@ -10,6 +10,7 @@ the compact model is the chat model, else in chunks — then pins prose, the use
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,21 +114,33 @@ class CompactionManager:
             return
         if self._plan() is None:
             return
-        await self.run(parts, reason=reason)
+        await self.run(parts, reason=reason, one_request=True)
 
     async def recover_from_overflow(self, parts: RequestParts) -> bool:
         """After a provider context-length error: compact once if that can help (in chunks: the live
         prefix is what the provider just refused)."""
         if self.paused or self._plan() is None:
             return False
-        result = await self.run(parts, reason="the provider said the context is too long", live=False)
+        result = await self.run(
+            parts, reason="the provider said the context is too long", live=False, one_request=True
+        )
         return result.ok
 
     # --- doing it -------------------------------------------------------------------------------
 
     async def run(
-        self, parts: RequestParts, *, reason: str, instructions: str | None = None, live: bool = True
+        self,
+        parts: RequestParts,
+        *,
+        reason: str,
+        instructions: str | None = None,
+        live: bool = True,
+        one_request: bool = False,
     ) -> CompactionFinished:
+        """Compact now. ``one_request`` (automatic compaction): make at most one summary request, folding
+        only the oldest part that fits one when the whole would need several — the rest is folded on
+        later calls, and snip keeps each request in the window meanwhile. A huge session never makes the
+        user wait for dozens of summary calls before their turn."""
         ctx = self.ctx
         plan = self._plan()
         if plan is None:
@@ -137,25 +150,31 @@ class CompactionManager:
         previous_state = ctx.bus.state
         ctx.bus.set_state(LoopState.COMPACT)
         try:
-            return await self._compact(parts, plan, reason, instructions, live)
+            return await self._compact(parts, plan, reason, instructions, live, one_request)
         finally:
             ctx.bus.set_state(previous_state)
 
     async def _compact(
-        self, parts: RequestParts, plan: CompactionPlan, reason: str, instructions: str | None, live: bool
+        self,
+        parts: RequestParts,
+        plan: CompactionPlan,
+        reason: str,
+        instructions: str | None,
+        live: bool,
+        one_request: bool,
     ) -> CompactionFinished:
         ctx = self.ctx
         conversation = ctx.conversation
         tokens_before = self.measure(parts).tokens
         compactor = self._compactor()
         count = compactor.counter.count_text
-        prep = prepare_fold(
-            conversation.history,
-            plan,
-            work_root=ctx.workspace.work_root,
-            count=count,
-            ledger_tokens=self._carried_tokens(ctx.settings.context.compact_ledger_tokens),
-        )
+        prep = self._prepare(plan, count)
+        if one_request:
+            trimmed = self._within_one_request(compactor, parts, plan, prep, instructions, live)
+            if trimmed is None:
+                return self._cannot_fold_in_one_request(tokens_before)
+            if trimmed is not plan:
+                plan, prep = trimmed, self._prepare(trimmed, count)
         try:
             result = await self._summarize(compactor, parts, plan, prep, instructions, live)
         except CompactionFailed as exc:
@@ -233,6 +252,55 @@ class CompactionManager:
             replaced=replaced,
             target=self._prose_target(compactor, replaced),
         )
+
+    def _prepare(self, plan: CompactionPlan, count: Callable[[str], int]) -> FoldPrep:
+        return prepare_fold(
+            self.ctx.conversation.history,
+            plan,
+            work_root=self.ctx.workspace.work_root,
+            count=count,
+            ledger_tokens=self._carried_tokens(self.ctx.settings.context.compact_ledger_tokens),
+        )
+
+    def _within_one_request(
+        self,
+        compactor: Compactor,
+        parts: RequestParts,
+        plan: CompactionPlan,
+        prep: FoldPrep,
+        instructions: str | None,
+        live: bool,
+    ) -> CompactionPlan | None:
+        """``plan`` if one summary request can fold it (on the live prefix, or one chunk); else the plan
+        for the oldest part one chunk can carry, cut before a user message; None if there is no such cut."""
+        folded = [entry.message for entry in plan.fold]
+        if live:
+            replaced = compactor.replaced_tokens(prep.previous_summary, folded)
+            if self._live_request(compactor, parts, plan, prep, instructions, replaced) is not None:
+                return plan
+        previous = compactor.counter.count_text(prep.previous_prose) if prep.previous_prose else 0
+        budget = compactor.chunk_budget(instructions, previous, prep.ledger_text)
+        fits = compactor.first_chunk_size(folded, budget)
+        if fits >= len(folded):
+            return plan
+        cut = next((i for i in range(fits, 0, -1) if plan.fold[i].message.get("role") == "user"), 0)
+        if cut <= 0:
+            return None
+        return CompactionPlan(fold=plan.fold[:cut], keep=plan.fold[cut:] + plan.keep)
+
+    def _cannot_fold_in_one_request(self, tokens: int) -> CompactionFinished:
+        """No user message to cut at within one request's worth: leave the history to snip."""
+        entries = self.ctx.conversation.history.entries
+        self.state.compacted_through = entries[-1].id if entries else None  # not again before a new message
+        text = (
+            "Not compacting now: the oldest part of the history has no user message within what one summary "
+            "request can carry; older messages are left out of requests (snipped) instead. /compact folds "
+            "it all, in several requests."
+        )
+        self.ctx.bus.emit(Notice(text, "warning"))
+        event = CompactionFinished(False, 0, tokens, tokens, 0, text)
+        self.ctx.bus.emit(event)
+        return event
 
     def _live_request(
         self,

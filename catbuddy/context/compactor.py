@@ -15,7 +15,7 @@ to the prose by ``pinned_summary``.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,7 +232,8 @@ class Compactor:
         limit = self.context_window - self.output_budget - self.safety_margin
         return int(limit / self.calibration) - fixed
 
-    def make_chunks(self, messages: Sequence[Mapping[str, Any]], budget: int) -> list[list[str]]:
+    def _blocks(self, messages: Sequence[Mapping[str, Any]], budget: int) -> Iterator[tuple[str, int]]:
+        """Each message rendered for the summarizer (shortened to its share of a chunk), with its size."""
         if budget <= 0:
             raise CompactionFailed(
                 f"the {self.context_window}-token window leaves no room for a summary request; "
@@ -245,17 +246,30 @@ class Compactor:
             if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping)
         }
         max_block = max(64, int(budget * MAX_BLOCK_SHARE))
-        chunks: list[list[str]] = [[]]
-        used = 0
         for message in messages:
             block = _shorten(render_message(message, tool_names), max_block, self.counter)
-            size = self.counter.count_text(block) + 2
+            yield block, self.counter.count_text(block) + 2
+
+    def make_chunks(self, messages: Sequence[Mapping[str, Any]], budget: int) -> list[list[str]]:
+        chunks: list[list[str]] = [[]]
+        used = 0
+        for block, size in self._blocks(messages, budget):
             if chunks[-1] and used + size > budget:
                 chunks.append([])
                 used = 0
             chunks[-1].append(block)
             used += size
         return chunks
+
+    def first_chunk_size(self, messages: Sequence[Mapping[str, Any]], budget: int) -> int:
+        """How many of ``messages`` one summarizer request can carry (at least one). Stops counting at
+        the first that does not fit, so a huge history costs no more than one chunk's worth."""
+        used = 0
+        for index, (_, size) in enumerate(self._blocks(messages, budget)):
+            if index and used + size > budget:
+                return index
+            used += size
+        return len(messages)
 
     def build_request(
         self,
