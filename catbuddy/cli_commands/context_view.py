@@ -105,8 +105,9 @@ class ContextView:
             summary = self.governed.report.summary() or "nothing to change"
             parts += ["", "=== Governance report ===", summary]
             report = self.governed.report
+            before = f"{report.tokens_before:,}" if report.tokens_before_exact else f"~{report.tokens_before:,} (estimated)"
             parts.append(
-                f"tokens {report.tokens_before:,} → {report.tokens_after:,} (calibrated {report.calibrated_after:,}) "
+                f"tokens {before} → {report.tokens_after:,} (calibrated {report.calibrated_after:,}) "
                 f"of a {report.budget:,}-token budget"
             )
         return "\n".join(parts)

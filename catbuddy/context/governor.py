@@ -10,7 +10,7 @@ has already counted, so a turn costs about one count of what is new.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -35,7 +35,8 @@ from catbuddy.context.governor_steps import (
     repair,
 )
 from catbuddy.context.measure import RequestSize, measure_request
-from catbuddy.context.tokens import TokenCounter
+from catbuddy.context.tokens import FALLBACK_CHARS_PER_TOKEN, TokenCounter
+from catbuddy.messages import content_text
 from catbuddy.session.history import SUMMARY_PREFIX, summary_message
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
 ]
 
 Message = Mapping[str, Any]
+HISTORY_COUNT_CAP = 4  # budgets' worth of history counted exactly for the report; the rest is estimated
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,8 @@ class GovernanceReport:
     microcompact_tokens_saved: int = 0
     messages_snipped: int = 0
     results_truncated: int = 0
-    tokens_before: int = 0  # fixed part + history as given
+    tokens_before: int = 0  # fixed part + history as given (estimated beyond a few windows' worth)
+    tokens_before_exact: bool = True
     tokens_after: int = 0  # fixed part + governed history: the request as sent
     calibrated_after: int = 0
     fixed_tokens: int = 0
@@ -189,15 +192,17 @@ def govern_context(
         layers=dict(fixed.layer_tokens),
         priming=fixed_size.priming,
     )
-    # Count the given dicts themselves (cache hits for all but the newest), and remember the counts
-    # by identity: the steps pass unchanged messages through as the same objects.
-    counts = [counter.count_message(m) for m in history]
-    known = dict(zip(map(id, history), counts, strict=True))
-    tokens_before = sizes.total + sum(counts)
+    # Counts are remembered by identity: the steps pass unchanged messages through as the same objects.
+    known: dict[int, int] = {}
 
     def count(message: Message) -> int:
         found = known.get(id(message))
-        return counter.count_message(message) if found is None else found
+        if found is None:
+            found = known[id(message)] = counter.count_message(message)
+        return found
+
+    history_before, before_exact = history_tokens(history, count, cap=HISTORY_COUNT_CAP * budget.limit)
+    tokens_before = sizes.total + history_before
 
     repaired, orphans, fixes = repair(history)
     compacted, micro = microcompact(repaired, counter, keep_recent_results)
@@ -217,6 +222,7 @@ def govern_context(
         messages_snipped=snipped.snipped,
         results_truncated=snipped.truncated,
         tokens_before=tokens_before,
+        tokens_before_exact=before_exact,
         tokens_after=size.raw,
         calibrated_after=size.tokens,
         fixed_tokens=size.fixed,
@@ -226,6 +232,28 @@ def govern_context(
         messages_after=len(kept),
     )
     return GovernedContext(messages=head + kept, history=kept, report=report, size=size)
+
+
+def history_tokens(history: Sequence[Message], count: Callable[[Message], int], *, cap: int) -> tuple[int, bool]:
+    """The history's tokens: exact from the newest message back until ``cap`` tokens, then estimated
+    at FALLBACK_CHARS_PER_TOKEN for the rest (and False): a 50 MB session is not tokenised whole
+    just to report how big it was — snip needs the newest part only."""
+    total = 0
+    for index in range(len(history) - 1, -1, -1):
+        total += count(history[index])
+        if total > cap and index:
+            rest = sum(_chars(message) for message in history[:index])
+            return total + math.ceil(rest / FALLBACK_CHARS_PER_TOKEN), False
+    return total, True
+
+
+def _chars(message: Message) -> int:
+    chars = len(content_text(message.get("content")))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict | Mapping) else None
+        arguments = function.get("arguments") if isinstance(function, dict | Mapping) else None
+        chars += len(arguments) if isinstance(arguments, str) else 0
+    return chars + 8
 
 
 def _as_dict(message: Message) -> dict[str, Any]:

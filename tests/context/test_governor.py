@@ -437,3 +437,32 @@ def test_protocol_problems_names_what_an_api_would_reject() -> None:
         "message 2: call 'a' has no result right after it"
     ]
     assert protocol_problems([result("x")]) == ["message 0: tool result 'x' answers no call"]
+
+
+def test_a_history_far_bigger_than_the_budget_is_counted_only_as_far_as_needed() -> None:
+    history = []
+    for i in range(400):
+        history += [user(f"question {i} " + "word " * 300), asst(content="answer " + "word " * 300)]
+    budget = Budget(context_window=8000, max_output_tokens=1000)
+    counted: list[object] = []
+    counter = COUNTER
+
+    class Counting:
+        encoding_name = counter.encoding_name
+        exact = True
+
+        def count_message(self, message):  # noqa: ANN001
+            counted.append(message)
+            return counter.count_message(message)
+
+        def count_text(self, text: str) -> int:
+            return counter.count_text(text)
+
+        def count_tools(self, tools):  # noqa: ANN001
+            return counter.count_tools(tools)
+
+    governed = govern_context(history, FixedPart("system", []), budget, Counting())  # type: ignore[arg-type]
+
+    assert governed.report.tokens_before > budget.limit * 10
+    assert not governed.report.tokens_before_exact
+    assert len(counted) < len(history) / 4  # only the newest part, a few budgets' worth
