@@ -24,7 +24,7 @@ from catbuddy.context.compactor import (
     plan_compaction,
 )
 from catbuddy.context.fold import FoldPrep, finish_fold, prepare_fold
-from catbuddy.context.governor import ContextOverflowError
+from catbuddy.context.governor import HISTORY_COUNT_CAP, ContextOverflowError
 from catbuddy.context.measure import RequestSize, measure_request
 from catbuddy.context.report import govern_request
 from catbuddy.context.tokens import counter_for
@@ -58,8 +58,11 @@ class CompactionManager:
 
     # --- measuring ------------------------------------------------------------------------------
 
-    def measure(self, parts: RequestParts | None = None, *, with_history: bool = True) -> RequestSize:
-        """The request as it stands, before governance: what the trigger is held to."""
+    def measure(
+        self, parts: RequestParts | None = None, *, with_history: bool = True, cap: int | None = None
+    ) -> RequestSize:
+        """The request as it stands, before governance: what the trigger is held to (``cap``: counted
+        exactly only that far back from the newest message)."""
         ctx = self.ctx
         parts = parts or RequestParts.build(ctx)
         history = ctx.conversation.history
@@ -70,6 +73,7 @@ class CompactionManager:
             summary=history.summary,
             history=history.messages if with_history else (),
             calibration=ctx.calibration_factor,
+            history_cap=cap,
         )
 
     def _nothing_new(self) -> bool:
@@ -86,7 +90,7 @@ class CompactionManager:
         settings = self.ctx.settings.context
         if len(self.ctx.conversation.history.entries) > settings.compact_message_threshold:
             return f"more than {settings.compact_message_threshold} messages"
-        if self.measure(parts).tokens > self.ctx.compact_threshold:
+        if self.measure(parts, cap=self.ctx.compact_threshold).tokens > self.ctx.compact_threshold:
             return f"context above {settings.compact_token_ratio:.0%} of the budget"
         return None
 
@@ -165,7 +169,7 @@ class CompactionManager:
     ) -> CompactionFinished:
         ctx = self.ctx
         conversation = ctx.conversation
-        tokens_before = self.measure(parts).tokens
+        tokens_before = self.measure(parts, cap=HISTORY_COUNT_CAP * self.ctx.budget.limit).tokens
         compactor = self._compactor()
         count = compactor.counter.count_text
         prep = self._prepare(plan, count)
@@ -211,7 +215,7 @@ class CompactionManager:
         self.state.failures = 0
         self.state.compacted_through = plan.keep[-1].id if plan.keep else plan.folded_through
         self.state.warned_fixed_too_big = False
-        tokens_after = self.measure(parts).tokens
+        tokens_after = self.measure(parts, cap=HISTORY_COUNT_CAP * self.ctx.budget.limit).tokens
         parts_note = f", {result.chunks} parts" if result.chunks > 1 else ""
         text = (
             f"Compacted {len(plan.fold)} messages into a {summary_tokens:,}-token summary "

@@ -10,7 +10,7 @@ has already counted, so a turn costs about one count of what is new.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -34,9 +34,8 @@ from catbuddy.context.governor_steps import (
     microcompact,
     repair,
 )
-from catbuddy.context.measure import RequestSize, measure_request
-from catbuddy.context.tokens import FALLBACK_CHARS_PER_TOKEN, TokenCounter
-from catbuddy.messages import content_text
+from catbuddy.context.measure import RequestSize, measure_request, newest_first_tokens
+from catbuddy.context.tokens import TokenCounter
 from catbuddy.session.history import SUMMARY_PREFIX, summary_message
 
 __all__ = [
@@ -201,7 +200,7 @@ def govern_context(
             found = known[id(message)] = counter.count_message(message)
         return found
 
-    history_before, before_exact = history_tokens(history, count, cap=HISTORY_COUNT_CAP * budget.limit)
+    history_before, before_exact = newest_first_tokens(history, count, cap=HISTORY_COUNT_CAP * budget.limit)
     tokens_before = sizes.total + history_before
 
     repaired, orphans, fixes = repair(history)
@@ -232,28 +231,6 @@ def govern_context(
         messages_after=len(kept),
     )
     return GovernedContext(messages=head + kept, history=kept, report=report, size=size)
-
-
-def history_tokens(history: Sequence[Message], count: Callable[[Message], int], *, cap: int) -> tuple[int, bool]:
-    """The history's tokens: exact from the newest message back until ``cap`` tokens, then estimated
-    at FALLBACK_CHARS_PER_TOKEN for the rest (and False): a 50 MB session is not tokenised whole
-    just to report how big it was — snip needs the newest part only."""
-    total = 0
-    for index in range(len(history) - 1, -1, -1):
-        total += count(history[index])
-        if total > cap and index:
-            rest = sum(_chars(message) for message in history[:index])
-            return total + math.ceil(rest / FALLBACK_CHARS_PER_TOKEN), False
-    return total, True
-
-
-def _chars(message: Message) -> int:
-    chars = len(content_text(message.get("content")))
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") if isinstance(call, dict | Mapping) else None
-        arguments = function.get("arguments") if isinstance(function, dict | Mapping) else None
-        chars += len(arguments) if isinstance(arguments, str) else 0
-    return chars + 8
 
 
 def _as_dict(message: Message) -> dict[str, Any]:
