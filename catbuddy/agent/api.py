@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from catbuddy.agent.bus import Listener
-from catbuddy.agent.events import ApprovalChoice, CompactionFinished, ContextStatus, LoopState
+from catbuddy.agent.events import ApprovalChoice, CompactionFinished, ContextStatus, DreamChoice, LoopState
 from catbuddy.context.report import ContextReport
+from catbuddy.memory.dream import DreamResult
 from catbuddy.session.store import SessionInfo
 
 
@@ -49,6 +50,12 @@ class Agent(Protocol):
     def answer_approval(
         self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""
     ) -> bool: ...
+
+    async def dream(self, *, dry_run: bool = False) -> DreamResult: ...
+
+    def answer_dream(self, proposal_id: str, choice: DreamChoice | str) -> bool: ...
+
+    def memory_status(self) -> dict[str, Any]: ...
 
     def set_model(self, model: str) -> None: ...
 

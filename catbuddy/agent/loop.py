@@ -21,6 +21,7 @@ from catbuddy.agent.events import (
     ApprovalDecision,
     CompactionFinished,
     ContextStatus,
+    DreamChoice,
     ErrorOccurred,
     Event,
     LoopState,
@@ -30,6 +31,7 @@ from catbuddy.agent.events import (
     TurnEndReason,
     TurnStarted,
 )
+from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
@@ -39,6 +41,7 @@ from catbuddy.context.calibration import CalibrationStore
 from catbuddy.context.report import ContextReport, budget_for, context_report
 from catbuddy.context.tokens import counter_for
 from catbuddy.llm.lazy import LazyProvider, ProviderFactory, openai_provider
+from catbuddy.memory.dream import DreamResult
 from catbuddy.session.conversation import Conversation
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
@@ -61,6 +64,7 @@ class AgentLoop:
         continue_latest: bool = False,
         interactive: bool | None = None,
         provider_factory: ProviderFactory = openai_provider,
+        background_dream: bool = False,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
@@ -89,6 +93,19 @@ class AgentLoop:
         self._turns = 0
         self._stop_requested = False
         self._last_outcome = TurnOutcome(TurnEndReason.DONE)
+        # Memory entries and Dream (docs/architecture.md §13); ``background_dream`` is the TUI's idle Dream.
+        self.memory = MemoryKeeper(
+            workspace,
+            settings,
+            self.bus,
+            self.provider,
+            model=lambda: self._model,
+            secrets=self._secrets,
+            background=background_dream,
+            interactive=self.interactive,
+            channel=channel,
+        )
+        self.bus.add_listener(self.memory.on_event)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -105,6 +122,7 @@ class AgentLoop:
                 self._open_session(latest.id)
         else:
             self._create_session()
+        self.memory.start()
         if self.settings.mcp_servers:
             await self._start_mcp()
 
@@ -142,6 +160,8 @@ class AgentLoop:
             with contextlib.suppress(Exception):
                 await self.mcp.aclose()
             self.mcp = None
+        await self.memory.aclose()
+        await self.memory.session_ended(self._conversation)
         if self._conversation is not None:
             self._conversation.close()
         await self.provider.aclose()
@@ -371,8 +391,23 @@ class AgentLoop:
         self._emit_context_status()
         return result
 
+    async def dream(
+        self, *, dry_run: bool = False, manual: bool = True, include_this_session: bool = False
+    ) -> DreamResult:
+        """`/dream` (by hand: also when paused), `catbuddy run --dream` (``include_this_session``)."""
+        if include_this_session:
+            await self.memory.session_ended(self._conversation)
+        return await self.memory.dream(manual=manual, dry_run=dry_run)
+
+    def answer_dream(self, proposal_id: str, choice: DreamChoice | str) -> bool:
+        return self.memory.answer(proposal_id, choice)
+
+    def memory_status(self) -> dict[str, Any]:
+        return self.memory.status()
+
     async def new_session(self) -> None:
         await self.stop()
+        await self.memory.session_ended(self._conversation)
         if self._conversation is not None:
             self._conversation.close()
         self._create_session()
@@ -383,6 +418,7 @@ class AgentLoop:
         if old is not None and old.id == session_id:
             return
         if old is not None:
+            await self.memory.session_ended(old)
             old.close()
         try:
             self._open_session(session_id)

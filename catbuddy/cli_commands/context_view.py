@@ -16,6 +16,7 @@ from catbuddy.context.governor import GovernedContext
 from catbuddy.context.measure import measure_request
 from catbuddy.context.report import ContextReport, budget_for, context_report, format_table, govern_request
 from catbuddy.context.tokens import REPLY_PRIMING, counter_for
+from catbuddy.memory.status import format_status, memory_status
 from catbuddy.session.history import WorkingHistory, rebuild_history
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
@@ -30,6 +31,7 @@ class ContextView:
     governed: GovernedContext | None = None
     load_problems: tuple[str, ...] = ()
     mcp_status: str = ""
+    memory: dict[str, Any] | None = None  # pending entries and the last Dream (memory/status.py)
 
     @property
     def total_tokens(self) -> int:
@@ -65,6 +67,8 @@ class ContextView:
                 "compact_message_threshold": report.compact_message_threshold,
             },
         }
+        if self.memory is not None:
+            out["memory"] = self.memory
         if self.governed is not None and self.history is not None:
             out["summary"] = self.history.summary
             out["messages"] = self.governed.messages
@@ -82,6 +86,8 @@ class ContextView:
         ]
         if self.mcp_status:
             parts += ["", "=== MCP servers ===", self.mcp_status]
+        if self.memory is not None:
+            parts += ["", "=== Memory ===", format_status(self.memory)]
         if self.governed is not None:
             parts += [
                 "",
@@ -180,7 +186,8 @@ def build_view(
         budget=budget,
         calibration_source=calibration.describe(),
     )
-    return ContextView(report, prompt.text, history, governed, problems, mcp_status)
+    memory = memory_status(workspace, settings)
+    return ContextView(report, prompt.text, history, governed, problems, mcp_status, memory)
 
 
 async def _snapshot_mcp(
