@@ -56,7 +56,11 @@ def test_secret_detection_finds_keys_tokens_and_passwords_but_not_talk_about_the
     for text, what in found.items():
         assert find_secret(text) == what, text
         assert "<redacted>" in mask_secrets(text)
-    for harmless in ("The API key is read from OPENAI_API_KEY", "a password is required for staging", "uses pnpm"):
+    for harmless in (
+        "The API key is read from OPENAI_API_KEY",
+        "a password is required for staging",
+        "uses pnpm",
+    ):
         assert find_secret(harmless) is None, harmless
     assert find_secret("key: value-of-my-own-key", ("value-of-my-own-key",)) == "the configured API key"
     assert mask_secrets("a hunter2 b", ()) == "a hunter2 b"
