@@ -102,7 +102,7 @@ class AgentLoop:
             model=lambda: self._model,
             secrets=self._secrets,
             background=background_dream,
-            interactive=self.interactive,
+            interactive=self.interactive and channel == "tui",  # who can answer a DreamProposed
             channel=channel,
         )
         self.bus.add_listener(self.memory.on_event)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from catbuddy.config import Settings
-from catbuddy.memory.dream import DreamResult, DreamStatus
+from catbuddy.memory.dream import DreamResult, DreamStatus, entries_text
 from catbuddy.memory.log_view import format_diff, format_log, log_json, undo_last
 from catbuddy.memory.versions import VersionError
 from catbuddy.workspace import Workspace
@@ -48,8 +48,9 @@ def run_dream(
                 waiting = outcome.material.waiting
                 sessions = ", ".join(outcome.sessions) or "no session"
                 lines.append(
-                    f"Dream read {len(outcome.material.entries)} entries (sessions: {sessions}) with "
-                    f"{dreamer.config.model}" + (f"; {waiting} more wait for the next run" if waiting else "")
+                    f"Reading {entries_text(len(outcome.material.entries))} (sessions: {sessions}) with "
+                    f"{dreamer.config.model}"
+                    + (f"; {waiting} more wait for the next run." if waiting else ".")
                 )
                 if outcome.diff():
                     lines.append(outcome.diff().rstrip("\n"))

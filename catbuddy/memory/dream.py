@@ -95,6 +95,10 @@ def counts_text(added: int, removed: int, updated: int) -> str:
     return f"+{added} −{removed} ~{updated}"
 
 
+def entries_text(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
 @dataclass
 class DreamProposal:
     material: DreamMaterial
@@ -342,11 +346,11 @@ class Dreamer:
         if change is None:
             return proposal.result(
                 DreamStatus.UNCHANGED,
-                f"Dream read {len(proposal.material.entries)} entries; nothing new to remember.",
+                f"Dream read {entries_text(len(proposal.material.entries))}; nothing new to remember.",
             )
         return proposal.result(
             DreamStatus.APPLIED,
-            f"Dream read {len(proposal.material.entries)} entries: memory {proposal.counts} (change #{change}).",
+            f"Dream read {entries_text(len(proposal.material.entries))}: memory {proposal.counts} (change #{change}).",
             change,
         )
 
@@ -357,7 +361,7 @@ class Dreamer:
                 self.journal.set_cursor(proposal.through)
                 return proposal.result(
                     DreamStatus.DECLINED,
-                    f"Dream's proposal declined; its {len(proposal.material.entries)} entries are skipped.",
+                    f"Dream's proposal declined; its {entries_text(len(proposal.material.entries))} are skipped.",
                 )
             return proposal.result(
                 DreamStatus.DEFERRED, "Dream's proposal set aside; it will be proposed again later."

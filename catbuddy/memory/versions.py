@@ -260,6 +260,8 @@ class MemoryVersions:
         target = next(
             (c for c in reversed(history.changes) if c.source != UNDO and c.undone_by is None), None
         )
+        if target is None and not history.changes:
+            raise VersionError("nothing to undo: no memory changes yet")
         if target is None:
             raise VersionError("nothing to undo: every logged memory change is already undone")
         texts: dict[str, str | None] = {}

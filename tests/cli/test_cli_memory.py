@@ -167,3 +167,16 @@ def test_ask_mode_without_a_terminal_does_not_apply_without_yes(cli, scripted_ll
     assert "Likes tea" not in paths.global_memory.read_text() and not paths.cursor.exists()
     done = cli("dream", "--yes")
     assert done.returncode == 0 and "- Likes tea." in paths.global_memory.read_text()
+
+
+def test_run_dream_in_ask_mode_proposes_but_never_waits_for_an_answer(cli, scripted_llm, project) -> None:
+    (project / ".catbuddy").mkdir()
+    (project / ".catbuddy" / "config.toml").write_text('[memory]\ndream = "ask"\n')
+    scripted_llm.push(*[Model(facts("ADD: Likes tea.", "NONE"))] * 4)
+    done = cli("run", "--stream-json", "--approvals-from-stdin", "--dream", "I like tea.")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    dream = next(e for e in events if e["kind"] == "dream")
+    assert dream["status"] == "deferred" and "catbuddy dream" in dream["message"]
+    assert not any(e["kind"] == "dream_proposal" for e in events)
+    assert "Likes tea" not in memory_paths(project).global_memory.read_text()
