@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catbuddy.messages import content_text, strip_runtime_block
-from catbuddy.redact import redact_text
+from catbuddy.redact import mask_secrets, redact_text
 from catbuddy.session.history import SUMMARY_PREFIX
 from catbuddy.text import fit_middle
 
@@ -60,5 +60,6 @@ def digest_session(
 
 
 def bound_entry(text: str, secrets: Sequence[str] = ()) -> str:
-    """Entry text as stored: keys scrubbed (Dream never sees one), at most ``MAX_ENTRY_CHARS``."""
-    return fit_middle(redact_text(text.strip(), secrets), MAX_ENTRY_CHARS)
+    """Entry text as stored: keys, tokens and passwords masked (Dream never sees one), at most
+    ``MAX_ENTRY_CHARS``."""
+    return fit_middle(mask_secrets(redact_text(text.strip(), secrets), secrets), MAX_ENTRY_CHARS)

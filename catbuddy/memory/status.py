@@ -17,14 +17,16 @@ def memory_status(workspace: Workspace, settings: Settings) -> dict[str, Any]:
     paths = MemoryPaths.of(workspace)
     journal = Journal(paths)
     state = DreamState.load(paths.state)
+    pending = journal.pending()
     return {
         "mode": settings.memory.dream,
-        "pending_entries": journal.pending_count(),
+        "pending_entries": len(pending.entries),
         "cursor": journal.cursor()[0],
         "failures": state.failures,
         "paused": state.paused(settings.memory.max_dream_failures),
         "last_dream": None if state.last is None else vars(state.last),
         "journal": str(paths.journal),
+        "problems": pending.problems + state.problems,
     }
 
 
@@ -44,6 +46,7 @@ def format_status(status: dict[str, Any]) -> str:
         first += f", paused after {status['failures']} failed runs (run it by hand to resume)"
     elif status.get("running"):
         first += ", running now"
+    first += "".join(f"\n! {problem}" for problem in status.get("problems") or ())
     last = status.get("last_dream")
     if not last:
         return first + "\nlast Dream: never"

@@ -180,3 +180,16 @@ def test_run_dream_in_ask_mode_proposes_but_never_waits_for_an_answer(cli, scrip
     assert dream["status"] == "deferred" and "catbuddy dream" in dream["message"]
     assert not any(e["kind"] == "dream_proposal" for e in events)
     assert "Likes tea" not in memory_paths(project).global_memory.read_text()
+
+
+def test_a_corrupt_journal_line_is_reported_and_the_rest_is_dreamt(cli, scripted_llm, project) -> None:
+    scripted_llm.push(*[Model(facts("ADD: Likes tea.", "NONE"))] * 3)
+    cli("run", "I like tea.")
+    paths = memory_paths(project)
+    with paths.journal.open("a") as handle:
+        handle.write("{not json\n")
+    assert "line 2: skipped, not JSON" in cli("context", "--no-mcp").stdout
+    done = cli("dream")
+    assert done.returncode == 0, done.stderr
+    assert "warning:" in done.stdout and "line 2: skipped" in done.stdout
+    assert "- Likes tea." in paths.global_memory.read_text()
