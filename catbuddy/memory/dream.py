@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from catbuddy.memory.apply import Checked, FilePlan, Limits, check_file
 from catbuddy.memory.document import MemoryDoc
-from catbuddy.memory.files import read_or_none
+from catbuddy.memory.files import locked, read_or_none
 from catbuddy.memory.journal import Journal, now_iso
 from catbuddy.memory.lock import DreamBusy, DreamLock
 from catbuddy.memory.operations import parse_answer
@@ -322,20 +322,23 @@ class Dreamer:
         """Write the proposal (each file's previous version kept first), then move the cursor. Small
         writes, done at once: the caller makes sure no turn is running."""
         try:
-            for key, plan in proposal.plans.items():
-                if read_or_none(self.paths.memory_file(key)) != plan.before:
-                    return proposal.result(
-                        DreamStatus.STALE,
-                        f"{plan.path} changed while Dream was thinking; nothing was written, Dream will try again.",
+            # The global file is shared by every project's Dream: check and write under one lock.
+            with locked(self.paths.write_lock):
+                for key, plan in proposal.plans.items():
+                    if read_or_none(self.paths.memory_file(key)) != plan.before:
+                        return proposal.result(
+                            DreamStatus.STALE,
+                            f"{plan.path} changed while Dream was thinking; nothing was written, "
+                            "Dream will try again.",
+                        )
+                change = None
+                if proposal.changed:
+                    written = self.versions.write(
+                        {plan.key: plan.after for plan in proposal.changed},
+                        source=DREAM_SOURCE,
+                        sessions=proposal.sessions,
                     )
-            change = None
-            if proposal.changed:
-                written = self.versions.write(
-                    {plan.key: plan.after for plan in proposal.changed},
-                    source=DREAM_SOURCE,
-                    sessions=proposal.sessions,
-                )
-                change = written.id if written else None
+                    change = written.id if written else None
             self.journal.set_cursor(proposal.through)
         except OSError as exc:
             return proposal.result(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -36,3 +38,15 @@ def read_or_none(path: Path) -> str | None:
         return None
     except IsADirectoryError:
         return None
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """A short blocking ``flock`` on ``path`` (created if missing), for a check-then-write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

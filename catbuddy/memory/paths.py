@@ -12,6 +12,7 @@ JOURNAL_NAME = "history.jsonl"
 CURSOR_NAME = ".cursor"
 STATE_NAME = "dream_state.json"
 LOCK_NAME = "dream.lock"
+WRITE_LOCK_NAME = ".memory-write.lock"  # beside the global MEMORY.md, which every project's Dream writes
 VERSIONS_DIR = "versions"
 VERSIONS_LOG = "log.jsonl"
 GLOBAL, PROJECT = "global", "project"
@@ -43,6 +44,10 @@ class MemoryPaths:
     @property
     def lock(self) -> Path:
         return self.root / LOCK_NAME
+
+    @property
+    def write_lock(self) -> Path:
+        return self.global_memory.parent / WRITE_LOCK_NAME
 
     @property
     def versions(self) -> Path:

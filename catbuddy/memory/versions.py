@@ -10,7 +10,6 @@ change not yet undone (again: the one before it) and is itself a change, so noth
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catbuddy.memory.files import atomic_write, read_or_none
+from catbuddy.memory.files import atomic_write, locked, read_or_none
 from catbuddy.memory.journal import now_iso
 from catbuddy.memory.paths import FILE_KEYS, MemoryPaths
 from catbuddy.text import unified_diff
@@ -337,16 +336,9 @@ class MemoryVersions:
         except FileNotFoundError:
             return
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """Numbering and the log are shared by every catbuddy process of this project."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / LOCK_NAME, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return locked(self.dir / LOCK_NAME)
 
     def _allocate(self) -> int:
         counter = self.dir / COUNTER_NAME
