@@ -305,8 +305,10 @@ class MemoryKeeper:
                     except Exception:  # the watcher must outlive any one run
                         log.exception("background Dream failed")
                         result = DreamResult(DreamStatus.FAILED, "unexpected error")
-                    # Keep going while runs make progress over a backlog; otherwise wait for new activity.
-                    self._ran_since_activity = result.status not in PROGRESS
+                    # Keep going while runs make progress over a backlog; a proposal dropped because a
+                    # file changed meanwhile is retried after the next idle period; anything else
+                    # (a failure, "not now") waits for new activity first.
+                    self._ran_since_activity = result.status not in (*PROGRESS, DreamStatus.STALE)
                     due_now = result.status in PROGRESS and await asyncio.to_thread(self._pending) > 0
                     if due_now:
                         continue
