@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from typing import Any
 
 from dream_helpers import WHOLE, DreamBrain, answer, request_text
@@ -176,11 +178,23 @@ async def test_a_dream_result_arriving_during_a_turn_waits_for_the_turn_to_end(
     scripted_llm, loops, paths, journal
 ) -> None:
     journal.append("earlier", "session", "User: I like tea")
-    brain = DreamBrain(
-        [answer("ADD: Likes tea.")],
-        chat=lambda body: Reply.text("a slow answer " * 20, chunk_size=4, delay=0.02),
-    )
-    scripted_llm.push(*[brain] * 4)
+    dream_asked = threading.Event()
+    received: list[float] = []
+
+    def slow_chat(body: dict[str, Any]) -> Any:
+        dream_asked.wait(10)  # the turn's reply streams only once Dream has its answer
+        return Reply.text("a slow answer " * 20, chunk_size=4, delay=0.02)
+
+    brain = DreamBrain([answer("ADD: Likes tea.")], chat=slow_chat)
+
+    def model(body: dict[str, Any]) -> Any:
+        reply = brain(body)
+        if brain.dream_bodies and not dream_asked.is_set():
+            received.append(time.time())
+            dream_asked.set()
+        return reply
+
+    scripted_llm.push(*[model] * 4)
     loop, events = await loops(scripted_llm)
     seen_at_turn_end: list[str] = []
     loop.add_listener(
@@ -189,18 +203,17 @@ async def test_a_dream_result_arriving_during_a_turn_waits_for_the_turn_to_end(
         )
     )
     loop.submit("tell me a story")
-    await asyncio.sleep(0.05)  # the turn is streaming
+    await asyncio.sleep(0.05)  # the turn has sent its request
     dreaming = asyncio.create_task(loop.dream())
-    await events.wait_for(TurnEnded)
+    turn_end = await events.wait_for(TurnEnded)
     result = await dreaming
     assert result.status == "applied"
-    assert brain.dream_bodies, "the Dream request ran while the turn streamed"
-    assert "Likes tea" not in seen_at_turn_end[0]  # not written mid-turn
+    assert received and received[0] < turn_end.ts - 0.5  # Dream had its answer well before the turn ended
+    assert "Likes tea" not in seen_at_turn_end[0]  # and still nothing was written mid-turn
     assert "- Likes tea." in paths.global_memory.read_text()
     kinds = [e.kind for e in events.items if isinstance(e, TurnEnded | DreamFinished)]
     assert kinds == ["turn_end", "dream"]
-    prompts = {system_prompt(body) for body in brain.chat_bodies}
-    assert len(prompts) == 1  # every request of the turn had the same system prompt
+    assert len({system_prompt(body) for body in brain.chat_bodies}) == 1  # one system prompt all turn
 
 
 async def test_dream_by_hand_runs_when_paused_and_resets_the_failures(

@@ -57,7 +57,9 @@ def test_entries_are_bounded_and_keys_scrubbed() -> None:
 
 
 def test_passwords_and_tokens_said_in_a_session_are_masked_in_its_entry() -> None:
-    digest = digest_session(msgs(user("the staging password is hunter2, deploy token: ghp_" + "x1" * 15)), None)
+    digest = digest_session(
+        msgs(user("the staging password is hunter2, deploy token: ghp_" + "x1" * 15)), None
+    )
     assert digest is not None
     assert "hunter2" not in digest.content and "ghp_" not in digest.content
     assert "<redacted>" in digest.content
