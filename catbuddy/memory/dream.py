@@ -44,6 +44,14 @@ REQUEST_FRAME = 16  # message framing and reply priming, generously
 Complete = Callable[[list[Message], int], Awaitable[str]]
 
 
+class AnswerCutOff(Exception):
+    """The model stopped at the reply limit: its answer may end in a half-written fact."""
+
+    def __init__(self, partial: str, limit: int) -> None:
+        super().__init__(f"the answer was cut off at the {limit:,}-token reply limit")
+        self.partial = partial
+
+
 class DreamStatus(StrEnum):
     APPLIED = "applied"  # files written, cursor moved
     UNCHANGED = "unchanged"  # a valid answer that changes nothing (all NONE or duplicates): cursor moved
@@ -235,6 +243,11 @@ class Dreamer:
         for attempt in (1, 2):
             try:
                 answer = await self.complete(messages, reply_tokens)
+            except AnswerCutOff as cut:
+                reason = f"{cut}; answer with fewer, shorter lines"
+                rejected.append(reason)
+                messages = retry_messages(messages, mask_secrets(cut.partial, self.config.secrets), reason)
+                continue
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # provider errors end the run, never the app

@@ -8,7 +8,7 @@ from catbuddy.config import Settings
 from catbuddy.context.tokens import counter_for
 from catbuddy.llm.protocol import ProviderSource
 from catbuddy.memory.apply import Limits
-from catbuddy.memory.dream import Complete, DreamConfig, Dreamer
+from catbuddy.memory.dream import AnswerCutOff, Complete, DreamConfig, Dreamer
 from catbuddy.memory.prompt import Message
 from catbuddy.workspace import Workspace
 
@@ -40,6 +40,8 @@ def provider_complete(source: ProviderSource, model: str) -> Complete:
     async def complete(messages: list[Message], max_tokens: int) -> str:
         provider = await source.get()
         response = await provider.complete(model=model, messages=messages, max_tokens=max_tokens)
+        if response.finish_reason == "length":
+            raise AnswerCutOff(response.text, max_tokens)
         return response.text
 
     return complete

@@ -23,6 +23,7 @@ _UPDATE = re.compile(_MARKER + r"UPDATE\s+\[?(?P<n>\d+)\]?\s*:\s*(?P<text>.*?)\s
 _DELETE = re.compile(_MARKER + r"DELETE\s+\[?(?P<n>\d+)\]?\s*\.?\s*$", re.IGNORECASE)
 _NONE = re.compile(_MARKER + r"NONE\s*\.?\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)  # reasoning models
 
 ADD, UPDATE, DELETE, NONE = "ADD", "UPDATE", "DELETE", "NONE"
 
@@ -79,7 +80,7 @@ def parse_answer(answer: str) -> ParsedAnswer:
     parsed = ParsedAnswer()
     problems: list[str] = []
     current: str | None = None
-    for line in _unfence(answer.splitlines()):
+    for line in _unfence(_THINKING.sub("", answer).splitlines()):
         if not line.strip():
             continue
         heading = _HEADING.match(line)

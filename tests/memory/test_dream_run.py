@@ -315,3 +315,17 @@ async def test_a_dry_run_shows_the_diff_and_writes_nothing(
     result = dreamer.dry_run(proposal)
     assert result.status is DreamStatus.DRY_RUN and "+- Likes tea" in result.diff
     assert snapshot(paths) == before and MemoryVersions(paths).history().changes == []
+
+
+async def test_an_answer_cut_off_at_the_reply_limit_is_retried_not_stored(
+    scripted_llm: ScriptedLLM, dream, journal: Journal, paths: MemoryPaths
+) -> None:
+    entries(journal, "User: x")
+    cut = Reply.text("## User Profile\n- ADD: Prefers pn", finish_reason="length")
+    brain = DreamBrain([cut, answer("ADD: Prefers pnpm.")])
+    scripted_llm.push(brain, brain)
+    result, _ = await dream(scripted_llm)
+    assert result.status is DreamStatus.APPLIED
+    assert "cut off at the" in request_text(scripted_llm.requests[1].body)
+    text = paths.global_memory.read_text()
+    assert "- Prefers pnpm." in text and "Prefers pn\n" not in text

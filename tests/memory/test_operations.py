@@ -54,3 +54,9 @@ def test_unknown_and_repeated_sections_are_problems() -> None:
     text = answer() + "\n## Project Context\n- NONE\n## Thoughts\n- NONE\n"
     reason = "; ".join(parse_answer(text).problems)
     assert "appears twice" in reason and "unknown section '## Thoughts'" in reason
+
+
+def test_a_reasoning_models_thinking_block_is_ignored() -> None:
+    parsed = parse_answer("<think>The user said tea. I should ADD it.</think>\n" + answer("ADD: Likes tea"))
+    assert parsed.ok, parsed.problems
+    assert parsed.changes("global") == [Operation(ADD, 0, "Likes tea")]
