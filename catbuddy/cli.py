@@ -34,6 +34,12 @@ mcp_app = typer.Typer(
     help="MCP servers: list them and their tools.", no_args_is_help=True, rich_markup_mode=None
 )
 app.add_typer(mcp_app, name="mcp")
+memory_app = typer.Typer(
+    help="Memory versions: every write to a MEMORY.md (Dream, /memory, the model) can be reviewed and undone.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(memory_app, name="memory")
 
 
 @dataclass
@@ -395,6 +401,9 @@ def run(
             help="With --stream-json: answer approval_request events with JSON lines on standard input.",
         ),
     ] = False,
+    dream: Annotated[
+        bool, typer.Option("--dream", help="After the turn, let Dream distil pending memory entries.")
+    ] = False,
 ) -> None:
     """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
     from catbuddy.cli_commands.headless import run_headless_sync
@@ -437,6 +446,7 @@ def run(
             resume=resume,
             continue_latest=continue_latest,
             approvals_from_stdin=approvals_from_stdin,
+            dream=dream,
         )
     except SessionError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
@@ -527,6 +537,78 @@ def compact(
         raise fail(str(exc), EXIT_USAGE) from None
     typer.echo(message)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+@app.command("dream")
+def dream_command(
+    ctx: typer.Context,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the diff Dream proposes; write nothing.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help='Apply without asking when memory.dream = "ask".')
+    ] = False,
+    cwd: CwdOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Distil the pending memory entries into both MEMORY.md files now (also when Dream is paused)."""
+    from catbuddy.cli_commands.memory_commands import ask_on_terminal, dream_json, run_dream
+
+    workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url)
+    code, result, lines = run_dream(
+        workspace, settings, dry_run=dry_run, assume_yes=yes, confirm=ask_on_terminal
+    )
+    typer.echo(json.dumps(dream_json(result), indent=2, ensure_ascii=False) if as_json else "\n".join(lines))
+    raise typer.Exit(code)
+
+
+@memory_app.command("log")
+def memory_log(
+    ctx: typer.Context,
+    cwd: CwdOption = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Only the newest N changes.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the changes to both MEMORY.md files, newest first: time, source, lines added/removed, sessions."""
+    from catbuddy.cli_commands.memory_commands import format_log, log_json
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    if as_json:
+        typer.echo(json.dumps(log_json(workspace), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(format_log(workspace, limit))
+
+
+@memory_app.command("diff")
+def memory_diff(
+    ctx: typer.Context,
+    change: Annotated[int | None, typer.Argument(help="The change number (default: the newest).")] = None,
+    cwd: CwdOption = None,
+) -> None:
+    """Show what one change did to the memory files, as a unified diff."""
+    from catbuddy.cli_commands.memory_commands import VersionError, format_diff
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    try:
+        typer.echo(format_diff(workspace, change))
+    except VersionError as exc:
+        raise fail(str(exc), EXIT_USAGE if change is not None else EXIT_FAILED) from None
+
+
+@memory_app.command("undo")
+def memory_undo(ctx: typer.Context, cwd: CwdOption = None) -> None:
+    """Put the memory files back as they were before the newest change (again: the one before)."""
+    from catbuddy.cli_commands.memory_commands import VersionError, undo_last
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    try:
+        typer.echo(undo_last(workspace))
+    except VersionError as exc:
+        raise fail(str(exc)) from None
 
 
 @app.command()

@@ -50,6 +50,14 @@ STREAM_IDLE_TIMEOUT = 60.0  # seconds a stream may stay silent (the wait for its
 MCP_STARTUP_TIMEOUT = 10.0
 MCP_CALL_TIMEOUT = 60.0
 
+# Memory and Dream (docs/architecture.md §13); all overridable under [memory].
+DREAM_MODES = config_schema.DREAM_MODES
+DREAM_IDLE_MINUTES = 5.0
+MEMORY_MAX_LINES = 200
+MEMORY_MAX_BYTES = 25 * 1024
+DREAM_ENTRY_TOKENS = 24_000
+MAX_DREAM_FAILURES = 3
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -125,6 +133,17 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True)
+class MemorySettings:
+    dream: str = "auto"  # "auto" (in the background when idle), "ask" (show the diff first) or "off"
+    dream_model: str = ""  # "": the compact model, else the session's model
+    dream_idle_minutes: float = DREAM_IDLE_MINUTES
+    memory_max_lines: int = MEMORY_MAX_LINES
+    memory_max_bytes: int = MEMORY_MAX_BYTES
+    dream_entry_tokens: int = DREAM_ENTRY_TOKENS  # entry text one Dream run reads at most
+    max_dream_failures: int = MAX_DREAM_FAILURES  # failed runs in a row before auto Dream pauses
+
+
+@dataclass(frozen=True)
 class McpServerSettings:
     name: str
     command: str = ""
@@ -156,6 +175,7 @@ class Settings:
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
     context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sources: tuple[str, ...] = ()
@@ -271,7 +291,7 @@ ADDITIVE_KEYS = ("deny_patterns",)  # every layer's entries apply: a project can
 def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in layer.items():
-        if key in ("context", "tools", "models", "mcp_servers") and isinstance(value, dict):
+        if key in ("context", "tools", "memory", "models", "mcp_servers") and isinstance(value, dict):
             inner = dict(merged.get(key, {}))
             for inner_key, inner_value in value.items():
                 if inner_key in ADDITIVE_KEYS and key == "tools":
@@ -341,6 +361,7 @@ def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, .
     top.pop("models", None)
     top.pop("context", None)
     top.pop("tools", None)
+    top.pop("memory", None)
     top.pop("mcp_servers", None)
     settings = Settings(**top, sources=sources, sandbox=sandbox)
     api_key = settings.api_key or env.get(settings.api_key_env) or None
@@ -357,5 +378,6 @@ def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, .
         models=models,
         context=ContextSettings(**merged.get("context", {})),
         tools=ToolSettings(**merged.get("tools", {})),
+        memory=MemorySettings(**merged.get("memory", {})),
         mcp_servers=servers,
     )

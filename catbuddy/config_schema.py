@@ -13,6 +13,7 @@ from typing import Any
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
 ENCODINGS = ("o200k_base", "cl100k_base")
+DREAM_MODES = ("auto", "ask", "off")
 
 
 class ConfigError(Exception):
@@ -160,6 +161,15 @@ TOOLS_KEYS: dict[str, Validator] = {
     "max_argument_bytes": _int(1024),
     "max_result_chars": _int(1000),
 }
+MEMORY_KEYS: dict[str, Validator] = {
+    "dream": _choice(*DREAM_MODES),
+    "dream_model": _str,
+    "dream_idle_minutes": _number(0, 1440),
+    "memory_max_lines": _int(10),
+    "memory_max_bytes": _int(1024),
+    "dream_entry_tokens": _int(500),
+    "max_dream_failures": _int(1),
+}
 MODEL_KEYS: dict[str, Validator] = {
     "context_window": _int(256),
     "max_output_tokens": _int(1),
@@ -213,6 +223,8 @@ def validate_layer(source: str, data: Mapping[str, Any]) -> dict[str, Any]:
             layer["context"] = _check_table(source, "context.", value, CONTEXT_KEYS)
         elif key == "tools":
             layer["tools"] = _check_table(source, "tools.", value, TOOLS_KEYS)
+        elif key == "memory":
+            layer["memory"] = _check_table(source, "memory.", value, MEMORY_KEYS)
         elif key == "models":
             if not isinstance(value, dict):
                 raise ConfigError(source, "models", 'a table of models, e.g. [models."gpt-4o"]', value)

@@ -56,6 +56,11 @@ class Workspace:
         return self.home / "projects" / project_slug(self.work_root) / "sessions"
 
     @property
+    def memory_dir(self) -> Path:
+        """Memory entries, the Dream cursor and memory versions: beside the sessions, never in the repo."""
+        return self.home / "projects" / project_slug(self.work_root) / "memory"
+
+    @property
     def project_skills_dir(self) -> Path:
         return self.project_dir / "skills"
 

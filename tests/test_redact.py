@@ -40,3 +40,27 @@ def test_tool_results_lose_only_the_literal_keys() -> None:
     text = "token sk-abcdefghijklmnopqrstuv and mine: my-secret-value"
     out = redact_text(text, ("my-secret-value",), patterns=False)
     assert "sk-abcdefghijklmnopqrstuv" in out and "my-secret-value" not in out
+
+
+def test_secret_detection_finds_keys_tokens_and_passwords_but_not_talk_about_them() -> None:
+    from catbuddy.redact import find_secret, mask_secrets
+
+    found = {
+        "OPENAI key sk-proj-" + "A1b2C3d4E5f6G7h8I9j0": "an API key",
+        "token ghp_" + "a" * 30: "an access token",
+        "postgres://app:s3cret@db/app": "a password in a URL",
+        "AWS_SECRET_ACCESS_KEY=abcd1234efgh5678": "a secret assigned to a variable",
+        "the staging password is hunter2": "a password or token",
+        "-----BEGIN RSA PRIVATE KEY-----": "a private key",
+    }
+    for text, what in found.items():
+        assert find_secret(text) == what, text
+        assert "<redacted>" in mask_secrets(text)
+    for harmless in (
+        "The API key is read from OPENAI_API_KEY",
+        "a password is required for staging",
+        "uses pnpm",
+    ):
+        assert find_secret(harmless) is None, harmless
+    assert find_secret("key: value-of-my-own-key", ("value-of-my-own-key",)) == "the configured API key"
+    assert mask_secrets("a hunter2 b", ()) == "a hunter2 b"

@@ -14,9 +14,11 @@ from catbuddy.agent.events import (
     CompactionFinished,
     CompactionUndone,
     ContextStatus,
+    DreamChoice,
     LoopState,
 )
 from catbuddy.context.report import ContextReport
+from catbuddy.memory.dream import DreamResult
 from catbuddy.session.store import SessionInfo
 
 
@@ -57,6 +59,12 @@ class Agent(Protocol):
     def answer_approval(
         self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""
     ) -> bool: ...
+
+    async def dream(self, *, dry_run: bool = False) -> DreamResult: ...
+
+    def answer_dream(self, proposal_id: str, choice: DreamChoice | str) -> bool: ...
+
+    def memory_status(self) -> dict[str, Any]: ...
 
     def set_model(self, model: str) -> None: ...
 

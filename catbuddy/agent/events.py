@@ -37,6 +37,12 @@ class ApprovalChoice(StrEnum):
     DENY_WITH_NOTE = "deny_with_note"  # `note` goes back to the model
 
 
+class DreamChoice(StrEnum):
+    APPLY = "apply"
+    DECLINE = "decline"  # the entries are done with, nothing is written
+    LATER = "later"  # nothing changes; proposed again later
+
+
 @dataclass(frozen=True)
 class ApprovalDecision:
     choice: ApprovalChoice
@@ -218,6 +224,33 @@ class CompactionUndone(Event):
     voided_id: str = ""
     summary_id: str = ""
     messages: int = 0  # messages in the working history now
+
+
+@dataclass
+class DreamProposed(Event):
+    """``memory.dream = "ask"``: Dream's diff waits for ``AgentLoop.answer_dream(proposal_id, choice)``."""
+
+    kind: ClassVar[str] = "dream_proposal"
+    proposal_id: str
+    diff: str
+    counts: str  # "+2 −1 ~1"
+    entries: int
+
+
+@dataclass
+class DreamFinished(Event):
+    """A Dream run ended; ``status`` is a ``memory.dream.DreamStatus`` value, ``change`` the version log's
+    change id of what it wrote."""
+
+    kind: ClassVar[str] = "dream"
+    status: str
+    message: str
+    added: int = 0
+    removed: int = 0
+    updated: int = 0
+    entries: int = 0
+    change: int | None = None
+    manual: bool = False
 
 
 @dataclass

@@ -22,6 +22,7 @@ from catbuddy.agent.events import (
     CompactionFinished,
     CompactionUndone,
     ContextStatus,
+    DreamChoice,
     ErrorOccurred,
     Event,
     LoopState,
@@ -31,6 +32,7 @@ from catbuddy.agent.events import (
     TurnEndReason,
     TurnStarted,
 )
+from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
@@ -40,6 +42,7 @@ from catbuddy.context.calibration import CalibrationStore
 from catbuddy.context.report import ContextReport, budget_for, context_report
 from catbuddy.context.tokens import counter_for
 from catbuddy.llm.lazy import LazyProvider, ProviderFactory, openai_provider
+from catbuddy.memory.dream import DreamResult
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
 from catbuddy.session.store import Session, SessionInfo, SessionStore
@@ -63,6 +66,7 @@ class AgentLoop:
         continue_latest: bool = False,
         interactive: bool | None = None,
         provider_factory: ProviderFactory = openai_provider,
+        background_dream: bool = False,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
@@ -92,6 +96,19 @@ class AgentLoop:
         self._turns = 0
         self._stop_requested = False
         self._last_outcome = TurnOutcome(TurnEndReason.DONE)
+        # Memory entries and Dream (docs/architecture.md §13); ``background_dream`` is the TUI's idle Dream.
+        self.memory = MemoryKeeper(
+            workspace,
+            settings,
+            self.bus,
+            self.provider,
+            model=lambda: self._model,
+            secrets=self._secrets,
+            background=background_dream,
+            interactive=self.interactive and channel == "tui",  # who can answer a DreamProposed
+            channel=channel,
+        )
+        self.bus.add_listener(self.memory.on_event)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -110,6 +127,7 @@ class AgentLoop:
             self._create_session()
         await self._announce_safety()
         self._show_workspace_warnings(self.builder.build(self.channel).warnings)
+        self.memory.start()
         if self.settings.mcp_servers:
             await self._start_mcp()
 
@@ -158,6 +176,8 @@ class AgentLoop:
             with contextlib.suppress(Exception):
                 await self.mcp.aclose()
             self.mcp = None
+        await self.memory.aclose()
+        await self.memory.session_ended(self._conversation)
         if self._conversation is not None:
             self._conversation.close()
         await self.provider.aclose()
@@ -413,8 +433,23 @@ class AgentLoop:
         self._emit_context_status()
         return result
 
+    async def dream(
+        self, *, dry_run: bool = False, manual: bool = True, include_this_session: bool = False
+    ) -> DreamResult:
+        """`/dream` (by hand: also when paused), `catbuddy run --dream` (``include_this_session``)."""
+        if include_this_session:
+            await self.memory.session_ended(self._conversation)
+        return await self.memory.dream(manual=manual, dry_run=dry_run)
+
+    def answer_dream(self, proposal_id: str, choice: DreamChoice | str) -> bool:
+        return self.memory.answer(proposal_id, choice)
+
+    def memory_status(self) -> dict[str, Any]:
+        return self.memory.status()
+
     async def new_session(self) -> None:
         await self.stop()
+        await self.memory.session_ended(self._conversation)
         if self._conversation is not None:
             self._conversation.close()
         self._create_session()
@@ -425,6 +460,7 @@ class AgentLoop:
         if old is not None and old.id == session_id:
             return
         if old is not None:
+            await self.memory.session_ended(old)
             old.close()
         try:
             self._open_session(session_id)

@@ -23,6 +23,7 @@ from catbuddy.agent.events import (
 )
 from catbuddy.agent.reply_bounds import BoundedReply
 from catbuddy.agent.turn_context import TurnContext
+from catbuddy.memory.tool_writes import begin_tool_write, finish_tool_write
 from catbuddy.redact import redact_text
 from catbuddy.text import fit_middle
 from catbuddy.tools.base import Tool, ToolResult
@@ -168,7 +169,14 @@ class ToolCallBatch:
         tool = self.ctx.registry.get(call["function"]["name"])
         assert tool is not None
         started = time.monotonic()
-        result = await run_tool(tool, args, self.ctx.tools)
+        # A write to a MEMORY.md keeps the previous version first (docs/architecture.md §13).
+        memory_write = await asyncio.to_thread(
+            begin_tool_write, self.ctx.tools, tool.name, args, self.ctx.conversation.id
+        )
+        try:
+            result = await run_tool(tool, args, self.ctx.tools)
+        finally:
+            finish_tool_write(memory_write)
         return result, time.monotonic() - started
 
     def _finish(self, call: Call, result: ToolResult, duration: float, *, announce: bool = True) -> None:

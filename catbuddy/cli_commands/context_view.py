@@ -16,6 +16,7 @@ from catbuddy.context.governor import GovernedContext
 from catbuddy.context.measure import measure_request
 from catbuddy.context.report import ContextReport, budget_for, context_report, format_table, govern_request
 from catbuddy.context.tokens import REPLY_PRIMING, counter_for
+from catbuddy.memory.status import format_status, memory_status
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.history import WorkingHistory, rebuild_history
 from catbuddy.session.records import read_session_file
@@ -32,6 +33,7 @@ class ContextView:
     load_problems: tuple[str, ...] = ()
     mcp_status: str = ""
     warnings: tuple[str, ...] = ()  # workspace files left out of the prompt, and why
+    memory: dict[str, Any] | None = None  # pending entries and the last Dream (memory/status.py)
 
     @property
     def total_tokens(self) -> int:
@@ -69,6 +71,8 @@ class ContextView:
                 "compact_message_threshold": report.compact_message_threshold,
             },
         }
+        if self.memory is not None:
+            out["memory"] = self.memory
         if self.governed is not None and self.history is not None:
             out["summary"] = self.history.summary
             out["compaction"] = compaction_json(self.history)
@@ -88,6 +92,8 @@ class ContextView:
         ]
         if self.mcp_status:
             parts += ["", "=== MCP servers ===", self.mcp_status]
+        if self.memory is not None:
+            parts += ["", "=== Memory ===", format_status(self.memory)]
         if self.governed is not None:
             parts += [
                 "",
@@ -211,7 +217,10 @@ def build_view(
         sandbox=sandbox_description(settings),
         folded_messages=history.folded if history is not None else 0,
     )
-    return ContextView(report, prompt.text, history, governed, problems, mcp_status, tuple(prompt.warnings))
+    memory = memory_status(workspace, settings)
+    return ContextView(
+        report, prompt.text, history, governed, problems, mcp_status, tuple(prompt.warnings), memory
+    )
 
 
 async def _snapshot_mcp(

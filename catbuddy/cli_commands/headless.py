@@ -156,6 +156,7 @@ async def run_headless(
     resume: str | None = None,
     continue_latest: bool = False,
     approvals_from_stdin: bool = False,
+    dream: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -185,6 +186,8 @@ async def run_headless(
             await loop.start()
             printer.summary.session_id = loop.session_id
             await loop.run_turn(prompt)
+            if dream:  # headless never dreams unless asked (memory.dream governs the app's idle Dream)
+                await loop.dream(manual=False, include_this_session=True)
         except asyncio.CancelledError:
             if caught.signum is None:
                 raise

@@ -40,7 +40,7 @@ LoopFactory = Callable[..., Agent]
 def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any) -> Agent:
     from catbuddy.agent.loop import AgentLoop
 
-    return AgentLoop(workspace, settings, channel="tui", **kwargs)
+    return AgentLoop(workspace, settings, channel="tui", background_dream=True, **kwargs)
 
 
 class CatbuddyApp(SlashCommands):
@@ -285,6 +285,8 @@ class CatbuddyApp(SlashCommands):
             )
         elif isinstance(event, ev.CompactionFinished):
             self._compaction_notice(event)
+        elif isinstance(event, ev.DreamProposed):
+            await self.ask_dream(event)
         elif isinstance(event, ev.ErrorOccurred):
             text = f"✗ {event.message}" + (f"\n  → {event.hint}" if event.hint else "")
             self.notice(text, "error")

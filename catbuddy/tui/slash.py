@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -9,11 +10,17 @@ from textual.app import App
 from catbuddy.agent import events as ev
 from catbuddy.agent.api import Agent
 from catbuddy.config import APPROVAL_MODES
+from catbuddy.memory import log_view
+from catbuddy.memory.paths import MemoryPaths
+from catbuddy.memory.saving import VersionedSaver
+from catbuddy.memory.status import format_status
+from catbuddy.memory.versions import VersionError
 from catbuddy.messages import content_text
 from catbuddy.tui import slash_table
 from catbuddy.tui.screens.choice import ChoicePicker
 from catbuddy.tui.screens.context import ContextScreen
 from catbuddy.tui.screens.editor import EditableFile, EditorScreen
+from catbuddy.tui.screens.memory import DreamScreen, MemoryView
 from catbuddy.tui.screens.sessions import SessionPicker
 from catbuddy.workspace import shipped_default
 
@@ -114,7 +121,11 @@ class SlashCommands(App[str | None]):
             self.refresh_context()
 
     async def slash_context(self, argument: str) -> None:
-        await self.push_screen(ContextScreen(self.agent.context_report()))
+        try:
+            memory = format_status(self.agent.memory_status())
+        except Exception as exc:  # an unreadable memory folder must not hide the context
+            memory = f"memory: cannot read its state ({exc})"
+        await self.push_screen(ContextScreen(self.agent.context_report(), memory))
 
     def _editable(self, name: str) -> EditableFile:
         path = self.workspace.editable_path(name, self.settings.context.global_user_profile)
@@ -135,9 +146,19 @@ class SlashCommands(App[str | None]):
             self.notice(f"{shown} a workspace file to edit: /edit one of {choices}", "warning")
             return
         file = self._editable(name)
-        await self.push_screen(EditorScreen([file], f"Edit {file.path}"), callback=self._editor_closed)
+        await self.push_screen(
+            EditorScreen([file], f"Edit {file.path}", self._saver()), callback=self._editor_closed
+        )
+
+    def _saver(self) -> VersionedSaver:
+        """Saves that version a MEMORY.md first (docs/architecture.md §13)."""
+        return VersionedSaver(MemoryPaths.of(self.workspace), lambda: self.agent.session_id)
 
     async def slash_memory(self, argument: str) -> None:
+        command, _, rest = argument.partition(" ")
+        if command:
+            await self._memory_command(command.lower(), rest.strip())
+            return
         project = self.workspace.project_memory
         global_ = self.workspace.global_memory
         files = [
@@ -153,8 +174,69 @@ class SlashCommands(App[str | None]):
             ),
         ]
         await self.push_screen(
-            EditorScreen(files, "Memory (both files reach the prompt)"), callback=self._editor_closed
+            EditorScreen(files, "Memory (both files reach the prompt)", self._saver()),
+            callback=self._editor_closed,
         )
+
+    async def _memory_command(self, command: str, rest: str) -> None:
+        prefix = log_view.APP_PREFIX
+        try:
+            if command == "log":
+                text = await asyncio.to_thread(log_view.format_log, self.workspace, None, prefix)
+                await self.push_screen(MemoryView("Memory changes, newest first", text))
+            elif command == "diff":
+                if rest and not rest.lstrip("#").isdigit():
+                    self.notice(
+                        f"`{rest}` is not a change number: /memory diff [N] (see /memory log)", "warning"
+                    )
+                    return
+                number = int(rest.lstrip("#")) if rest else None
+                text = await asyncio.to_thread(log_view.format_diff, self.workspace, number)
+                await self.push_screen(MemoryView(f"Memory change {rest or '(newest)'}", text))
+            elif command == "undo":
+                sessions = (self.agent.session_id,) if self.agent.session_id else ()
+                text = await asyncio.to_thread(log_view.undo_last, self.workspace, prefix, sessions)
+                self.notice(text, "success")
+                self.refresh_context()
+            else:
+                self.notice(
+                    f"/memory {command}: unknown. Use /memory (edit), /memory log, /memory diff [N], /memory undo",
+                    "warning",
+                )
+        except VersionError as exc:
+            self.notice(str(exc), "warning")
+        except OSError as exc:
+            self.notice(f"Memory versions are unreadable: {exc}", "error")
+
+    async def slash_dream(self, argument: str) -> None:
+        dry_run = argument.strip().lstrip("-").lower() in ("dry-run", "dry", "n")
+        if argument and not dry_run:
+            self.notice("Usage: /dream, or /dream --dry-run to see the diff without writing", "warning")
+            return
+        self.notice(
+            "Dreaming over the pending memory entries… keep working; changes land between turns.", "info"
+        )
+        self.run_worker(self._dream(dry_run), group="dream")
+
+    async def _dream(self, dry_run: bool) -> None:
+        result = await self.agent.dream(dry_run=dry_run)
+        if dry_run and result.diff:
+            await self.push_screen(
+                MemoryView(f"Dream would change memory {result.counts} (dry run)", result.diff)
+            )
+        elif dry_run:
+            self.notice(f"memory: {result.message}", "info")
+        self.refresh_context()
+
+    async def ask_dream(self, proposal: ev.DreamProposed) -> None:
+        """``memory.dream = "ask"``: show the diff; the answer goes back to the loop."""
+
+        def answered(choice: ev.DreamChoice | None) -> None:
+            if self.loop is not None:
+                self.loop.answer_dream(proposal.proposal_id, choice or ev.DreamChoice.LATER)
+            self.prompt.focus()
+
+        await self.push_screen(DreamScreen(proposal), callback=answered)
 
     async def slash_sessions(self, argument: str) -> None:
         sessions = self.agent.list_sessions()

@@ -33,6 +33,8 @@ SAMPLES: list[ev.Event] = [
     ev.Retrying(1, 0.5, "rate limited (429)"),
     ev.CompactionFinished(True, 30, 9000, 2100, 640, "Compacted 30 messages", "## Goal\n…", "c000002"),
     ev.CompactionUndone(True, "Undid compaction c000002", "c000002", "c000001", 54),
+    ev.DreamProposed("dream-1", "--- a/project/MEMORY.md\n+++ b/project/MEMORY.md\n", "+1 −0 ~0", 3),
+    ev.DreamFinished("applied", "Dream read 3 entries", 1, 0, 0, 3, 7, manual=True),
     ev.ErrorOccurred("Cannot connect", "Check the base URL"),
     ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
 ]

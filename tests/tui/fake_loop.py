@@ -81,6 +81,8 @@ class FakeLoop:
         self.turn = 0
         self.warmed = False
         self.answers: list[tuple[str, ev.ApprovalChoice, str, str]] = []
+        self.dreams: list[bool] = []
+        self.dream_answers: list[tuple[str, ev.DreamChoice]] = []
 
     async def start(self) -> None:
         return None
@@ -95,7 +97,10 @@ class FakeLoop:
     def context_status(self) -> ev.ContextStatus:
         report = self.report
         return ev.ContextStatus(
-            used=report.used, budget=report.budget, compact_at=report.compact_threshold_tokens, model=self.model
+            used=report.used,
+            budget=report.budget,
+            compact_at=report.compact_threshold_tokens,
+            model=self.model,
         )
 
     def add_listener(self, callback: Any) -> None:
@@ -196,6 +201,31 @@ class FakeLoop:
 
     def list_sessions(self) -> list[FakeSession]:
         return list(self.sessions)
+
+    async def dream(self, *, dry_run: bool = False) -> Any:
+        from catbuddy.memory.dream import DreamResult, DreamStatus
+
+        self.dreams.append(dry_run)
+        result = DreamResult(
+            DreamStatus.NOTHING, "Nothing to dream about: no new memory entries since the last Dream."
+        )
+        self.emit(ev.DreamFinished(result.status.value, result.message, manual=True))
+        self.emit(ev.Notice(f"memory: {result.message}"))
+        return result
+
+    def answer_dream(self, proposal_id: str, choice: Any) -> bool:
+        self.dream_answers.append((proposal_id, ev.DreamChoice(choice)))
+        return True
+
+    def memory_status(self) -> dict[str, Any]:
+        return {
+            "mode": "auto",
+            "pending_entries": 2,
+            "cursor": 5,
+            "failures": 0,
+            "paused": False,
+            "last_dream": None,
+        }
 
     async def aclose(self) -> None:
         self.closed = True

@@ -72,15 +72,18 @@ def context_table(report: Any) -> Group:
 class ContextScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
-    def __init__(self, report: Any) -> None:
+    def __init__(self, report: Any, memory: str = "") -> None:
         super().__init__(id="context-screen")
         self.report = report
+        self.memory = memory  # pending entries and the last Dream (memory/status.py)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog"):
             yield Static(Text("Context  (Esc closes)", style="bold"), classes="dialog-title")
             with VerticalScroll():
                 yield Static(context_table(self.report), id="context-table")
+                if self.memory:
+                    yield Static(Text(self.memory, style="dim"), id="context-memory")
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,6 +27,25 @@ class EditableFile:
     label: str
     path: Path
     initial: str  # what the editor opens with (the file, or the shipped default when it does not exist)
+
+
+class FileSaver(Protocol):
+    """How a save reaches the disk (slash.py passes one that versions the MEMORY.md files)."""
+
+    def save(self, path: Path, text: str) -> None: ...
+
+    def watch(self, path: Path) -> Callable[[], None]:
+        """Before $EDITOR writes ``path``; the returned callable runs after it returned."""
+        ...
+
+
+class PlainSaver:
+    def save(self, path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def watch(self, path: Path) -> Callable[[], None]:
+        return lambda: None
 
 
 def markdown_language_available() -> bool:
@@ -53,9 +74,10 @@ class EditorScreen(ModalScreen[bool]):
         Binding("ctrl+e", "external", "$EDITOR", priority=True),
     ]
 
-    def __init__(self, files: list[EditableFile], title: str) -> None:
+    def __init__(self, files: list[EditableFile], title: str, saver: FileSaver | None = None) -> None:
         super().__init__(id="editor-screen")
         self.files = files
+        self.saver = saver or PlainSaver()
         self.title_text = title
         self.saved_any = False
         self._confirm_discard = False
@@ -100,8 +122,11 @@ class EditorScreen(ModalScreen[bool]):
         for index in self.dirty():
             file = self.files[index]
             text = self.area(index).text
-            file.path.parent.mkdir(parents=True, exist_ok=True)
-            file.path.write_text(text, encoding="utf-8")
+            try:
+                self.saver.save(file.path, text)
+            except OSError as exc:
+                self._set_status(f"Could not save {file.path}: {exc.strerror or exc}")
+                return
             file.initial = text
             saved.append(str(file.path))
         self.saved_any = self.saved_any or bool(saved)
@@ -130,14 +155,20 @@ class EditorScreen(ModalScreen[bool]):
         if not editor:
             self._set_status("Set $EDITOR (e.g. export EDITOR=vim) to edit outside the app")
             return
-        file.path.parent.mkdir(parents=True, exist_ok=True)
-        file.path.write_text(self.area(index).text, encoding="utf-8")
+        try:
+            self.saver.save(file.path, self.area(index).text)
+            done = self.saver.watch(file.path)
+        except OSError as exc:
+            self._set_status(f"Could not save {file.path}: {exc.strerror or exc}")
+            return
         try:
             with self.app.suspend():
                 subprocess.run([*shlex.split(editor), str(file.path)], check=False)
         except Exception as exc:  # suspend is unsupported in some drivers (e.g. headless tests)
             self._set_status(f"Could not run $EDITOR: {exc}")
             return
+        finally:
+            done()
         text = file.path.read_text(encoding="utf-8")
         file.initial = text
         self.area(index).load_text(text)
