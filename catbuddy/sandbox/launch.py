@@ -78,6 +78,8 @@ def bwrap_argv(status: SandboxStatus, command: str, *, work_root: Path, home: Pa
         if status.network:
             argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
     argv += ["--bind", private_tmp(), SANDBOX_TMP]
+    for needed in tools_under_tmp():
+        argv += ["--ro-bind", needed, needed]  # the private /tmp would hide them
     homes = _existing(catbuddy_homes(home))
     writable: list[str] = []
     if status.mode == WORKSPACE_WRITE:
@@ -97,6 +99,28 @@ def bwrap_argv(status: SandboxStatus, command: str, *, work_root: Path, home: Pa
         argv += ["--ro-bind", str(protected), str(protected)]
     argv += ["--chdir", root, "--setenv", "TMPDIR", SANDBOX_TMP, "--", "bash", "-c", command]
     return argv
+
+
+def tools_under_tmp(path_variable: str | None = None) -> list[str]:
+    """Host directories under /tmp that commands need: PATH entries (a virtual environment created under
+    /tmp is given back whole, so its ``lib/`` comes with its ``bin/``) and this interpreter's prefix."""
+    entries = (os.environ.get("PATH", "") if path_variable is None else path_variable).split(os.pathsep)
+    found: list[str] = []
+    for entry in [*entries, sys.prefix]:
+        if not entry or not os.path.isabs(entry):
+            continue
+        try:
+            real = Path(entry).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if not real.is_relative_to(SANDBOX_TMP) or not real.is_dir() or real == Path(SANDBOX_TMP):
+            continue
+        if (real.parent / "pyvenv.cfg").is_file():
+            real = real.parent
+        text = str(real)
+        if not any(text == kept or real.is_relative_to(kept) for kept in found):
+            found = [kept for kept in found if not Path(kept).is_relative_to(real)] + [text]
+    return found
 
 
 def _hide_credentials(given_back: list[str]) -> list[str]:

@@ -43,3 +43,16 @@ def test_without_a_sandbox_the_supervisor_runs_the_command() -> None:
     launch = plan("make", status=SandboxStatus("off", False), work_root=Path("/w"), home=Path("/h"))
     assert not launch.sandboxed and launch.argv[-3:] == ["bash", "-c", "make"]
     assert launch.argv[1:3] == ["-I", "-S"] and launch.argv[3].endswith("reaper.py")
+
+
+def test_only_path_entries_under_tmp_are_given_back(tmp_path: Path) -> None:
+    from catbuddy.sandbox.launch import tools_under_tmp
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("")
+    plain = tmp_path / "tools"
+    plain.mkdir()
+    found = tools_under_tmp(f"{venv / 'bin'}:{plain}:/usr/bin:relative/bin:{tmp_path / 'missing'}")
+    assert str(venv.resolve()) in found and str(plain.resolve()) in found
+    assert not any(entry.startswith("/usr") for entry in found) and len(found) <= 3

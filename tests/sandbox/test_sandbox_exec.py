@@ -174,3 +174,20 @@ async def test_credential_stores_are_hidden_from_commands(sandbox_ctx: ToolConte
 async def test_sandbox_writable_gives_a_credential_store_back(sandbox_ctx: ToolContext, fake_home: Path) -> None:
     ctx = with_sandbox(sandbox_ctx, writable=(str(fake_home / ".ssh"),))
     assert "PRIVATE-KEY-MATERIAL" in await run(ctx, "cat ~/.ssh/id_ed25519")
+
+
+async def test_a_virtual_environment_under_tmp_stays_usable(
+    sandbox_ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = tmp_path / "venv"  # as CI creates one under /tmp: its bin/ is on PATH, its lib/ beside it
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib").mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "data.txt").write_text("from the venv\n")
+    tool = venv / "bin" / "venv-tool"
+    tool.write_text(f"#!/bin/sh\ncat {venv}/lib/data.txt\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:/usr/bin:/bin")
+    out = await run(sandbox_ctx, "venv-tool && touch /tmp/x && echo private tmp still writable")
+    assert "from the venv" in out and "private tmp still writable" in out
+    assert not (venv / "lib" / "x").exists()
