@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Button, OptionList, TextArea
@@ -24,6 +25,7 @@ from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
 from catbuddy.tui.screens.setup import SetupResult, SetupScreen
+from catbuddy.tui import type_through
 from catbuddy.tui.slash import SlashCommands
 from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
@@ -359,6 +361,15 @@ class CatbuddyApp(SlashCommands):
         self.status.set(queued=len(queued))
 
     # --- input ----------------------------------------------------------------------------------
+
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            isinstance(event, events.Key | events.Paste)
+            and not event.is_forwarded
+            and type_through.route(self, event, self.screen_stack[0].query_one(PromptArea))
+        ):
+            return
+        await super().on_event(event)
 
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
         text = message.text

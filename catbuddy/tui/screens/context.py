@@ -70,7 +70,8 @@ def context_table(report: Any) -> Group:
 
 
 class ContextScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+    type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
+    BINDINGS = [Binding("escape", "dismiss", "Close")]
 
     def __init__(self, report: Any, memory: str = "") -> None:
         super().__init__(id="context-screen")
@@ -79,7 +80,7 @@ class ContextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog"):
-            yield Static(Text("Context  (Esc closes)", style="bold"), classes="dialog-title")
+            yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
             with VerticalScroll():
                 yield Static(context_table(self.report), id="context-table")
                 if self.memory:
