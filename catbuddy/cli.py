@@ -247,6 +247,14 @@ def _first_run_init(workspace: Workspace) -> None:
 
 
 @app.command()
+def demo(inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False) -> None:
+    """Try catbuddy without a key: the app against a scripted model, in a temporary folder."""
+    from catbuddy.cli_commands.demo import run_demo
+
+    typer.echo(run_demo(inline=inline))
+
+
+@app.command()
 def init(ctx: typer.Context, cwd: CwdOption = None) -> None:
     """Create the project workspace (.catbuddy/) from the shipped defaults, never overwriting a file."""
     workspace, _ = load(ctx, cwd=cwd)

@@ -2,8 +2,10 @@
 
 Run it by hand::
 
-    python -m catbuddy.testing.scripted_llm examples/demo_script.json [--port 8765] [--strict]
+    python -m catbuddy.testing.scripted_llm SCRIPT.json [--port 8765] [--strict]
     OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=anything CATBUDDY_MODEL=scripted catbuddy
+
+(``catbuddy demo`` does both with the shipped ``catbuddy/testing/demo_script.json``.)
 
 or from Python::
 
@@ -22,6 +24,9 @@ Script file format (JSON). Either a list of replies, or an object::
     {
       "replies": [ ...replies... ],
       "exhausted": "echo",            // or "error" (strict); --strict on the command line
+      "summaries": "script",          // or "short": a compaction's summary request (catbuddy's
+                                      // compaction prompt) gets a short scripted summary and
+                                      // uses no reply of the script
       "context_window": 8192,         // optional: 400 context_length_exceeded above it
       "prompt_token_factor": 1.0,     // optional: report prompt_tokens × this (a "bigger" tokenizer)
       "api_key": "secret",            // optional: require Authorization: Bearer secret
@@ -91,7 +96,9 @@ from catbuddy.testing.script import (
     ScriptItem,
     ToolCallSpec,
     as_script,
+    is_summary_request,
     load_script,
+    short_summary,
 )
 
 __all__ = [
@@ -134,6 +141,7 @@ class ScriptedLLM:
         api_key: str | None = None,
         models: Sequence[str] | None = None,
         log: Callable[[str], None] | None = None,
+        short_summaries: bool = False,
     ) -> None:
         self._script: list[ScriptItem] = as_script(script)
         self.host = host
@@ -145,6 +153,7 @@ class ScriptedLLM:
         self.api_key = api_key
         self.models = list(models) if models else None
         self._log = log
+        self.short_summaries = short_summaries  # answer summary requests with short_summary()
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._replies_used = 0
@@ -239,6 +248,8 @@ class ScriptedLLM:
         return record
 
     def next_reply(self, body: dict[str, Any], record: RecordedRequest) -> ReplySpec:
+        if self.short_summaries and is_summary_request(body):
+            return short_summary(body)
         with self._lock:
             item = self._script.pop(0) if self._script else None
             if item is not None:
@@ -336,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_key=options.get("api_key"),
         models=options.get("models"),
         log=None if args.quiet else lambda line: print(line, flush=True),
+        short_summaries=options.get("summaries") == "short",
     )
     try:
         llm.start()

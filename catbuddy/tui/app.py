@@ -23,9 +23,9 @@ from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
+from catbuddy.tui import type_through
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
 from catbuddy.tui.screens.setup import SetupResult, SetupScreen
-from catbuddy.tui import type_through
 from catbuddy.tui.slash import SlashCommands
 from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
@@ -64,6 +64,7 @@ class CatbuddyApp(SlashCommands):
         continue_latest: bool = False,
         loop_factory: LoopFactory = default_loop_factory,
         approval_arm_delay: float = ARM_DELAY,
+        first_message: str | None = None,
     ) -> None:
         super().__init__()
         self.workspace = workspace
@@ -75,7 +76,8 @@ class CatbuddyApp(SlashCommands):
         self.loop: Agent | None = None
         self.session_id: str | None = None
         self.first_frame_at: float | None = None
-        self._pending_inputs: list[str] = []  # typed before the loop was ready
+        # Typed before the loop was ready (the demo's first message is sent this way, for the user).
+        self._pending_inputs: list[str] = [first_message] if first_message else []
         self._events: list[ev.Event] = []
         self._wake = asyncio.Event()
         self._reply: AssistantBlock | None = None
