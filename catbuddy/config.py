@@ -28,6 +28,9 @@ ENCODINGS = config_schema.ENCODINGS
 
 # Context governance thresholds from the design; all overridable under [context].
 KEEP_RECENT_RESULTS = 10
+# Old tool results are stubbed only in batches that save this much: each batch costs one prompt-cache
+# miss, so it must shrink every later request enough to pay for it (bench/bench_cache.py measures it).
+MICROCOMPACT_MIN_TOKENS = 6000
 COMPACT_MESSAGE_THRESHOLD = 50
 COMPACT_KEEP_RECENT = 25
 COMPACT_TOKEN_RATIO = 0.8
@@ -93,6 +96,7 @@ FALLBACK_MODEL_SPEC = ModelSpec(32_768, 4_096)
 @dataclass(frozen=True)
 class ContextSettings:
     keep_recent_results: int = KEEP_RECENT_RESULTS
+    microcompact_min_tokens: int = MICROCOMPACT_MIN_TOKENS
     compact_message_threshold: int = COMPACT_MESSAGE_THRESHOLD
     compact_keep_recent: int = COMPACT_KEEP_RECENT
     compact_token_ratio: float = COMPACT_TOKEN_RATIO

@@ -135,6 +135,7 @@ TOP_LEVEL: dict[str, Validator] = {
 }
 CONTEXT_KEYS: dict[str, Validator] = {
     "keep_recent_results": _int(0),
+    "microcompact_min_tokens": _int(0),
     "compact_message_threshold": _int(2),
     "compact_keep_recent": _int(1),
     "compact_token_ratio": _number(0.05, 1.0),

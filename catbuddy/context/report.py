@@ -91,6 +91,7 @@ def govern_request(
         budget,
         counter,
         keep_recent_results=context.keep_recent_results,
+        microcompact_min_tokens=context.microcompact_min_tokens,
         calibration=calibration,
     )
 
