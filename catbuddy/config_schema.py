@@ -171,6 +171,11 @@ MEMORY_KEYS: dict[str, Validator] = {
     "dream_entry_tokens": _int(500),
     "max_dream_failures": _int(1),
 }
+PRICE_KEYS: dict[str, Validator] = {  # US dollars per million tokens
+    "input": _number(0, 1_000_000),
+    "cached_input": _number(0, 1_000_000),
+    "output": _number(0, 1_000_000),
+}
 MODEL_KEYS: dict[str, Validator] = {
     "context_window": _int(256),
     "max_output_tokens": _int(1),
@@ -230,6 +235,10 @@ def validate_layer(source: str, data: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise ConfigError(source, "models", 'a table of models, e.g. [models."gpt-4o"]', value)
             layer["models"] = {name: _check_model(source, name, spec) for name, spec in value.items()}
+        elif key == "prices":
+            if not isinstance(value, dict):
+                raise ConfigError(source, "prices", 'a table of model prices, e.g. [prices."gpt-4o"]', value)
+            layer["prices"] = {name: _check_price(source, name, spec) for name, spec in value.items()}
         elif key in ("mcpServers", "mcp_servers"):
             if not isinstance(value, dict):
                 raise ConfigError(source, key, "a table of servers, e.g. [mcpServers.time]", value)
@@ -251,6 +260,19 @@ def _check_model(source: str, name: str, spec: Any) -> dict[str, Any]:
         raise ConfigError(
             source, f'models."{name}".max_output_tokens', f"smaller than context_window ({window})", out
         )
+    return checked
+
+
+def _check_price(source: str, name: str, spec: Any) -> dict[str, Any]:
+    checked = _check_table(source, f'prices."{name}".', spec, PRICE_KEYS)
+    for required in ("input", "output"):
+        if required not in checked:
+            raise ConfigError(
+                source,
+                f'prices."{name}".{required}',
+                "set (US dollars per million tokens)",
+                hint="input and output are both needed; cached_input defaults to input (no discount assumed)",
+            )
     return checked
 
 

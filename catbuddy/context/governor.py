@@ -216,7 +216,7 @@ def govern_context(
     )
     if (snipped.snipped or snipped.truncated) and micro.pending:
         # Budget pressure overrides the batch: stub everything old before any message is dropped.
-        compacted, micro = microcompact(repaired, counter, keep_recent_results, force=True)
+        compacted, micro = microcompact(repaired, counter, keep_recent_results, microcompact_min_tokens, force=True)
         snipped = snip_history(
             compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
         )
