@@ -80,6 +80,8 @@ class ContextView:
             out["messages"] = self.governed.messages
             out["report"] = self.governed.report.to_dict()
             out["load_problems"] = list(self.load_problems)
+        if report.usage is not None:
+            out["usage"] = report.usage.to_dict(report.price)
         return out
 
     def to_text(self) -> str:
