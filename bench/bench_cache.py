@@ -49,6 +49,7 @@ FILES = 40
 WINDOWS = {"128k": (128_000, 8_192), "16k": (16_384, 2_048)}
 POLICIES = {"sliding": 0, "batched": MICROCOMPACT_MIN_TOKENS}
 SUMMARY = "## Goal\nThe user reviews the project module by module.\n\n## State\nModules read; nothing changed."
+TARGET_WINDOWS = ("128k",)  # at 16k budget pressure rules: both policies stub everything (same figures)
 TARGET_BILLED = 0.5
 TARGET_LARGEST = 1.2
 
@@ -218,10 +219,13 @@ def main(argv: list[str]) -> int:
         largest = rows["batched"][6] / rows["sliding"][6]
         over = rows["batched"][8]
         met = billed <= TARGET_BILLED and largest <= TARGET_LARGEST and over == 0
+        if label not in TARGET_WINDOWS:  # informational; only "no request over budget" is a target here
+            met = over == 0
         verdicts.append(met)
+        target = "" if label in TARGET_WINDOWS else " (no billed/largest target: budget pressure overrides batches)"
         print(
             f"batched ÷ sliding: billed ×{billed:.3f} (target ≤ {TARGET_BILLED}), largest ×{largest:.3f} "
-            f"(target ≤ {TARGET_LARGEST}), over budget {over} (target 0): {'met' if met else 'MISSED'}\n"
+            f"(target ≤ {TARGET_LARGEST}), over budget {over} (target 0){target}: {'met' if met else 'MISSED'}\n"
         )
     if not args.quick and not args.no_nine:
         configs = {
