@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from catbuddy.config import Settings, config_files
+from catbuddy.markdown_comments import strip_html_comments
 from catbuddy.messages import runtime_block, with_runtime_block
 from catbuddy.resources import templates_dir
 from catbuddy.workspace import BOOTSTRAP_FILES, Workspace, is_default_memory
@@ -252,7 +253,7 @@ class ContextBuilder:
         sources: list[Path] = []
         for name in BOOTSTRAP_FILES:
             path = self.workspace.bootstrap_path(name, self.settings.context.global_user_profile)
-            content = read_text(path, self._warnings).strip()
+            content = strip_html_comments(read_text(path, self._warnings)).strip()
             if content:
                 parts.append(f"## {name}\n\n{content}")
                 sources.append(path)
@@ -265,7 +266,7 @@ class ContextBuilder:
             ("Long-Term Memory (You)", self.workspace.global_memory),
             ("Project Memory", self.workspace.project_memory),
         ):
-            content = read_text(path, self._warnings).strip()
+            content = strip_html_comments(read_text(path, self._warnings)).strip()
             if content and not is_default_memory(content):
                 parts.append(f"## {title}\n\n{content}")
                 sources.append(path)

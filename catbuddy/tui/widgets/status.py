@@ -1,5 +1,5 @@
-"""The always-visible status bar: model, loop state, context used of the budget, approval mode, the
-sandbox when commands are not sandboxed, session."""
+"""The always-visible status bar: model, loop state, context used of the budget, the last call's
+prompt-cache hit rate, approval mode, the sandbox when commands are not sandboxed, session."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ class StatusInfo:
     approval: str = ""
     queued: int = 0
     sandbox: str = ""  # SandboxStatus.label; shown only when commands are not sandboxed
+    cache_hit: float | None = None  # share of the last call's prompt served from the provider's cache
 
 
 def short_tokens(count: int) -> str:
@@ -73,6 +74,7 @@ class _Fit:
     session: str = "full"  # "full", "short" (a prefix `--resume` accepts) or "" (left out)
     session_label: bool = True
     esc_hint: bool = True  # "· Esc stops" while running (the placeholder says it too)
+    cache: bool = True  # the prompt-cache hit figure, when the provider reports one
 
 
 # From the fullest to the barest. Model, state, the context figure and the approval mode (and a
@@ -83,7 +85,8 @@ FITS = (
     _Fit(bar_cells=5, session="short", session_label=False),
     _Fit(bar_cells=0, session="short", session_label=False),
     _Fit(bar_cells=0, session=""),
-    _Fit(bar_cells=0, session="", esc_hint=False),
+    _Fit(bar_cells=0, session="", cache=False),
+    _Fit(bar_cells=0, session="", cache=False, esc_hint=False),
 )
 
 
@@ -127,6 +130,8 @@ def _render(info: StatusInfo, fit: _Fit) -> Text:
         space = " "
     # The figure is /context's "used" total, rounded by short_tokens (0.1k steps below 100k).
     text.append(f"{space}{short_tokens(info.used)}/{short_tokens(info.budget)} {percent}%", style=colour)
+    if info.cache_hit is not None and fit.cache:
+        text.append(f" · cache {info.cache_hit:.0%}", style="dim")
     if info.approval:
         text.append(" │ ", style="dim")
         text.append(f"approval {info.approval}", style="red" if info.approval == "yolo" else "cyan")
