@@ -7,6 +7,8 @@ the overlay is still closing is neither lost nor reordered (the overlay's own wi
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.app import App
 from textual.widget import Widget
@@ -15,7 +17,7 @@ TYPE_THROUGH = "type_through"  # class attribute a screen sets to True to close 
 CLOSING = "_typed_through"  # set on the screen instance once a key has closed it
 
 
-def route(app: App[object], event: events.Key | events.Paste, target: Widget) -> bool:
+def route(app: App[Any], event: events.Key | events.Paste, target: Widget) -> bool:
     """Send ``event`` to ``target`` (the input) if the active screen is typed over; True if it did."""
     screen = app.screen
     if not getattr(screen, TYPE_THROUGH, False):

@@ -6,6 +6,7 @@ Long sessions stay fast because the DOM never holds more than ``PRUNE_AT`` block
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual.containers import VerticalScroll
@@ -95,10 +96,10 @@ class Transcript(VerticalScroll):
     def blocks(self) -> list[Widget]:
         return [child for child in self.children if child is not self.load_button]
 
-    async def reset(self, messages: list[dict[str, Any]], keep: list[Widget] | None = None) -> None:
+    async def reset(self, messages: list[dict[str, Any]], keep: Sequence[Widget] = ()) -> None:
         """Show a session: the newest messages only, with a control for the rest; ``keep``: blocks
         that stay, after the session's."""
-        kept = [block for block in keep or [] if block.parent is self]
+        kept = [block for block in keep if block.parent is self]
         await self.remove_children([block for block in self.blocks if block not in kept])
         self.cap = PRUNE_AT
         start = _page_start(messages, len(messages) - INITIAL_MESSAGES)
