@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from catbuddy.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+COUNT_NEEDS_INPUT = (
+    'count reads a chat request JSON ({"messages": [...], "tools": [...]}) from a file argument or '
+    "standard input; pipe one in (catbuddy count < request.json) or pass a path (catbuddy count request.json)"
+)
 
 app = typer.Typer(
     name="catbuddy",
@@ -294,6 +298,8 @@ def count(
     """Count the tokens of an OpenAI chat request ({"messages": [...], "tools": [...]})."""
     from catbuddy.context.tokens import counter_for
 
+    if source == "-" and (sys.stdin is None or sys.stdin.isatty()):
+        raise fail(COUNT_NEEDS_INPUT, EXIT_USAGE)  # never wait silently on a terminal
     workspace, settings = load(ctx, model=model, ensure_home=False)
     request = _read_request(source)
     model_name = (
@@ -514,7 +520,7 @@ def compact(
     base_url: BaseUrlOption = None,
 ) -> None:
     """Fold a session's older history into a summary now (like /compact in the app); --undo voids the
-    latest compaction (like /compact undo). Exit 1 when there was nothing to do."""
+    latest compaction (like /compact undo). Nothing to do is not a failure: its message, exit 0."""
     from catbuddy.cli_commands.listing import compact_session
     from catbuddy.session.records import SessionError
     from catbuddy.text import valid_text
@@ -530,13 +536,13 @@ def compact(
         if undo:
             from catbuddy.cli_commands.compactions import undo_compaction
 
-            ok, message = undo_compaction(workspace, session)
+            outcome, message = undo_compaction(workspace, session)
         else:
-            ok, message = compact_session(workspace, settings, session, text)
+            outcome, message = compact_session(workspace, settings, session, text)
     except SessionError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     typer.echo(message)
-    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+    raise typer.Exit(EXIT_FAILED if outcome == "failed" else EXIT_OK)
 
 
 @app.command("dream")
