@@ -26,6 +26,7 @@ from catbuddy.llm.errors import (
     AuthenticationError,
     CallContext,
     EmptyResponse,
+    missing_key_hint,
     retry_after_seconds,
 )
 from catbuddy.llm.faults import Fault, FaultKind, StallTimeout, classify, interrupted
@@ -73,12 +74,16 @@ class Provider:
         retry_after_cap: float | None = None,
     ) -> None:
         key = settings.api_key
+        # With no key anywhere, a local server may still accept the placeholder; only its 401/403 (or
+        # OpenAI itself, which always needs one) makes the missing key the error.
+        self.key_missing = not key
         if not key:
             if not settings.base_url:
                 raise AuthenticationError(
-                    f"No API key: {settings.api_key_env} is not set.",
-                    f"Export {settings.api_key_env}=sk-..., or set `base_url` to a local server "
-                    "(e.g. OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama).",
+                    f"No API key configured: {OPENAI_BASE_URL} needs one, and neither `api_key` in "
+                    f"config.toml nor {settings.api_key_env} is set.",
+                    missing_key_hint(settings.api_key_env)
+                    + " For a local server set `base_url` (e.g. OPENAI_BASE_URL=http://localhost:11434/v1).",
                 )
             key = PLACEHOLDER_KEY
         self._api_key = key
@@ -137,6 +142,7 @@ class Provider:
             self.timeout,
             self.connect_timeout,
             self.idle_timeout if streaming else None,  # an unstreamed answer has only the total
+            key_missing=self.key_missing,
         )
 
     # --- retries --------------------------------------------------------------------------------
