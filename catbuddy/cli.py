@@ -214,7 +214,6 @@ def main_callback(
     checked_session_id(resume, "--resume")
     workspace, settings = load(ctx)
     checked_session_id(resume, "--resume", workspace)
-    _first_run_init(workspace)
     from catbuddy.logs import log_to_file
 
     log_to_file(workspace.home, settings.held_secrets())
@@ -244,10 +243,11 @@ def ask_trust_before_start(
     return reload() if answer else settings
 
 
-def _first_run_init(workspace: Workspace) -> None:
-    """The first run in a directory creates its workspace (never overwriting anything)."""
-    if not workspace.project_dir.exists():
-        workspace.init_project()
+def _log_model_calls(workspace: Workspace) -> None:
+    """Retries and failed model calls of a headless command reach the log file, as the app's do."""
+    from catbuddy.logs import also_log_to_file
+
+    also_log_to_file(workspace.home)
 
 
 @app.command()
@@ -441,7 +441,7 @@ def run(
         trust_project=trust_project,
         warn_untrusted=True,
     )
-    _first_run_init(workspace)
+    _log_model_calls(workspace)
     fmt = "json" if as_json else "stream-json" if stream_json else "text"
     try:
         code = run_headless_sync(
@@ -532,6 +532,8 @@ def compact(
     workspace, settings = load(
         ctx, cwd=cwd, model=model, base_url=base_url, ensure_home=not undo, warn_untrusted=True
     )
+    if not undo:
+        _log_model_calls(workspace)
     try:
         if undo:
             from catbuddy.cli_commands.compactions import undo_compaction
@@ -563,6 +565,7 @@ def dream_command(
     from catbuddy.cli_commands.memory_commands import ask_on_terminal, dream_json, run_dream
 
     workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url)
+    _log_model_calls(workspace)
     code, result, lines = run_dream(
         workspace, settings, dry_run=dry_run, assume_yes=yes, confirm=ask_on_terminal
     )
