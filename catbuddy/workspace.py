@@ -9,6 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from catbuddy.markdown_comments import strip_html_comments
 from catbuddy.resources import workspace_defaults_dir
 
 HOME_ENV = "CATBUDDY_HOME"
@@ -175,5 +176,5 @@ def shipped_default(name: str) -> str:
 
 
 def is_default_memory(text: str) -> bool:
-    """True when a MEMORY.md holds nothing beyond the shipped template."""
-    return text.strip() == shipped_default("MEMORY.md").strip()
+    """True when a MEMORY.md holds nothing beyond the shipped template (its comments aside)."""
+    return strip_html_comments(text).strip() == strip_html_comments(shipped_default("MEMORY.md")).strip()

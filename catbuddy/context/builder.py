@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from catbuddy.config import Settings, config_files
 from catbuddy.context.instructions import candidate_paths, instruction_files
+from catbuddy.markdown_comments import strip_html_comments
 from catbuddy.messages import runtime_block, with_runtime_block
 from catbuddy.resources import templates_dir
 from catbuddy.workspace import BOOTSTRAP_FILES, Workspace, is_default_memory
@@ -284,7 +285,7 @@ class ContextBuilder:
     def _bootstrap_layer(self) -> Layer:
         parts: list[LayerPart] = []
         for heading, path in self._bootstrap_files():
-            content = read_text(path, self._warnings).strip()
+            content = strip_html_comments(read_text(path, self._warnings)).strip()
             if content:
                 parts.append(LayerPart(heading, path, f"## {heading}\n\n{content}"))
         return Layer(
@@ -298,7 +299,7 @@ class ContextBuilder:
             ("Long-Term Memory (You)", self.workspace.global_memory),
             ("Project Memory", self.workspace.project_memory),
         ):
-            content = read_text(path, self._warnings).strip()
+            content = strip_html_comments(read_text(path, self._warnings)).strip()
             if content and not is_default_memory(content):
                 parts.append(f"## {title}\n\n{content}")
                 sources.append(path)

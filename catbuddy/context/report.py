@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from catbuddy.config import ContextSettings, Settings
+from catbuddy.config import ContextSettings, ModelPrice, Settings
 from catbuddy.context.builder import BuiltPrompt
 from catbuddy.context.governor import Budget, FixedPart, GovernedContext, govern_context
 from catbuddy.context.measure import RequestSize
 from catbuddy.context.tokens import TokenCounter
 from catbuddy.resources import workspace_defaults_dir
 from catbuddy.session.history import WorkingHistory
+from catbuddy.session.usage import SessionUsage
 
 
 @dataclass
@@ -58,6 +59,8 @@ class ContextReport:
     calibration_source: str = ""
     sandbox: str = ""  # how exec is confined, one line
     folded_messages: int = 0  # folded into the summary: out of the model's view, searchable with recall
+    usage: SessionUsage | None = None  # the session's provider usage so far (None: no session)
+    price: ModelPrice | None = None  # the model's configured price (None: no cost shown)
 
     @property
     def percent(self) -> float:
@@ -66,6 +69,7 @@ class ContextReport:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["percent"] = round(self.percent, 1)
+        data["usage"] = self.usage.to_dict(self.price) if self.usage is not None else None
         return data
 
 
@@ -103,6 +107,7 @@ def govern_request(
         budget,
         counter,
         keep_recent_results=context.keep_recent_results,
+        microcompact_min_tokens=context.microcompact_min_tokens,
         calibration=calibration,
     )
 
@@ -120,6 +125,7 @@ def context_report(
     calibration_source: str = "",
     sandbox: str = "",
     folded_messages: int = 0,
+    usage: SessionUsage | None = None,
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
     part_tokens = prompt.part_tokens(counter.encoding_name, counter.count_text)
@@ -159,6 +165,8 @@ def context_report(
         calibration_source=calibration_source,
         sandbox=sandbox,
         folded_messages=folded_messages,
+        usage=usage,
+        price=settings.price_for(model),
     )
 
 
@@ -191,6 +199,8 @@ def format_table(report: ContextReport) -> str:
     note = "" if report.exact else " (tiktoken unavailable: estimated)"
     source = report.calibration_source or f"×{report.calibration:.3f}"
     lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
+    if report.usage is not None:
+        lines.append(report.usage.describe(report.price))
     if report.sandbox:
         lines.append(f"exec sandbox: {report.sandbox}")
     if report.folded_messages:

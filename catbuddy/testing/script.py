@@ -342,6 +342,10 @@ def _check_options(source: str, options: dict[str, Any]) -> None:
     models = options.get("models")
     if models is not None and (not isinstance(models, list) or not all(isinstance(m, str) for m in models)):
         raise ScriptError(f"{source}: `models` must be a list of model names")
+    if not isinstance(options.get("prefix_cache", True), bool):
+        raise ScriptError(f"{source}: `prefix_cache` must be true or false")
+    if options.get("cache_report", "openai") not in ("openai", "deepseek", "none"):
+        raise ScriptError(f"{source}: `cache_report` must be one of openai, deepseek, none")
 
 
 def load_script(path: str | Path) -> ScriptFile:

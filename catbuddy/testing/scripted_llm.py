@@ -25,8 +25,13 @@ Script file format (JSON). Either a list of replies, or an object::
       "context_window": 8192,         // optional: 400 context_length_exceeded above it
       "prompt_token_factor": 1.0,     // optional: report prompt_tokens × this (a "bigger" tokenizer)
       "api_key": "secret",            // optional: require Authorization: Bearer secret
-      "models": ["scripted"]          // optional: other model names get 404 model_not_found
+      "models": ["scripted"],         // optional: other model names get 404 model_not_found
+      "prefix_cache": true,           // optional: simulate a provider prompt cache (default on)
+      "cache_report": "openai"        // or "deepseek" (prompt_cache_hit_tokens) or "none"
     }
+
+Usage carries the prompt tokens the simulated cache served (see ``prefix_cache.py``): OpenAI's
+``prompt_tokens_details.cached_tokens`` by default, as a provider does, from 1,024 prompt tokens up.
 
 A reply is a string (a text reply) or an object with these keys, all optional (but a reply needs
 text, tool_calls or error)::
@@ -82,6 +87,7 @@ from typing import Any
 
 from catbuddy.redact import REDACTED
 from catbuddy.testing.http_handler import ChatHandler, RecordedRequest
+from catbuddy.testing.prefix_cache import PrefixCache
 from catbuddy.testing.script import (
     DEFAULT_MODEL,
     ErrorSpec,
@@ -106,6 +112,7 @@ __all__ = [
 ]
 
 DEFAULT_ENCODING = "o200k_base"
+CACHE_REPORTS = ("openai", "deepseek", "none")  # how usage reports cached prompt tokens
 
 SHUTDOWN_POLL = 0.02  # serve_forever's poll interval: how long close() may wait for the loop to notice
 _COUNTER_LOCK = threading.Lock()  # tiktoken takes ~1 s to load once; never load it twice at a time
@@ -134,6 +141,8 @@ class ScriptedLLM:
         api_key: str | None = None,
         models: Sequence[str] | None = None,
         log: Callable[[str], None] | None = None,
+        prefix_cache: PrefixCache | None | bool = True,
+        cache_report: str = "openai",
     ) -> None:
         self._script: list[ScriptItem] = as_script(script)
         self.host = host
@@ -145,6 +154,11 @@ class ScriptedLLM:
         self.api_key = api_key
         self.models = list(models) if models else None
         self._log = log
+        # A provider-like prompt cache is on by default; False turns it off (cached tokens always 0).
+        self.prefix_cache = PrefixCache() if prefix_cache is True else prefix_cache or None
+        if cache_report not in CACHE_REPORTS:
+            raise ValueError(f"cache_report must be one of {', '.join(CACHE_REPORTS)}, got {cache_report!r}")
+        self._cache_report = cache_report
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._replies_used = 0
@@ -267,6 +281,17 @@ class ScriptedLLM:
         counted = counter.count_request(body.get("messages") or [], body.get("tools"))
         return math.ceil(counted * self.prompt_token_factor)
 
+    def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int:
+        """Prompt tokens the simulated prefix cache serves for this request (and remember its prefix)."""
+        if self.prefix_cache is None:
+            return 0
+        counter = _counter(str(body.get("model") or DEFAULT_MODEL))
+        return self.prefix_cache.served(body, prompt_tokens, counter.count_text)
+
+    @property
+    def cache_report(self) -> str:
+        return self._cache_report
+
     def count_completion(self, reply: ReplySpec, model: str) -> int:
         counter = _counter(model)
         total = counter.count_text(reply.text)
@@ -335,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prompt_token_factor=float(options.get("prompt_token_factor", 1.0)),
         api_key=options.get("api_key"),
         models=options.get("models"),
+        prefix_cache=bool(options.get("prefix_cache", True)),
+        cache_report=str(options.get("cache_report", "openai")),
         log=None if args.quiet else lambda line: print(line, flush=True),
     )
     try:

@@ -198,7 +198,12 @@ class CatbuddyApp(SlashCommands):
         except Exception as exc:  # a broken workspace file must not take the UI down
             self.notice(f"Could not measure the context: {exc}", "warning")
             return
-        self.status.set(used=report.used, budget=report.budget, compact_at=report.compact_threshold_tokens)
+        self.status.set(
+            used=report.used,
+            budget=report.budget,
+            compact_at=report.compact_threshold_tokens,
+            cache_hit=report.usage.last_hit_rate if report.usage is not None else None,
+        )
 
     # --- events from the loop -----------------------------------------------------------------
 
@@ -275,6 +280,9 @@ class CatbuddyApp(SlashCommands):
             self.status.set(
                 used=event.used, budget=event.budget, compact_at=event.compact_at, model=event.model
             )
+        elif isinstance(event, ev.UsageReported):
+            if event.prompt_tokens:
+                self.status.set(cache_hit=min(1.0, event.cached_tokens / event.prompt_tokens))
         elif isinstance(event, ev.GovernanceReported):
             self.notice(f"⚙ {event.summary}", "info")
         elif isinstance(event, ev.Notice):

@@ -1,5 +1,5 @@
-"""The always-visible status bar: model, loop state, context used of the budget, approval mode, the
-sandbox when commands are not sandboxed, session."""
+"""The always-visible status bar: model, loop state, context used of the budget, the last call's
+prompt-cache hit rate, approval mode, the sandbox when commands are not sandboxed, session."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ class StatusInfo:
     approval: str = ""
     queued: int = 0
     sandbox: str = ""  # SandboxStatus.label; shown only when commands are not sandboxed
+    cache_hit: float | None = None  # share of the last call's prompt served from the provider's cache
 
 
 def short_tokens(count: int) -> str:
@@ -79,6 +80,8 @@ def render_status(info: StatusInfo) -> Text:
     text.append("ctx ", style="dim")
     text.append(context_bar(info.used, info.budget), style=colour)
     text.append(f" {short_tokens(info.used)}/{short_tokens(info.budget)} {percent}%", style=colour)
+    if info.cache_hit is not None:
+        text.append(f" · cache {info.cache_hit:.0%}", style="dim")
     # The approval mode before the session id: on a narrow terminal the line is cut at the end, and
     # the mode matters more at a glance than the id.
     if info.approval:
