@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,12 @@ class ContextView:
             "system_prompt": self.system_prompt,
             "warnings": list(self.warnings),
             "layers": [
-                {"name": layer.name, "tokens": layer.tokens, "sources": layer.sources}
+                {
+                    "name": layer.name,
+                    "tokens": layer.tokens,
+                    "sources": layer.sources,
+                    "files": [asdict(part) for part in layer.parts],
+                }
                 for layer in report.layers
             ],
             "system_prompt_tokens": report.system_tokens,

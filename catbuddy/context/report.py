@@ -14,8 +14,19 @@ from catbuddy.context.builder import BuiltPrompt
 from catbuddy.context.governor import Budget, FixedPart, GovernedContext, govern_context
 from catbuddy.context.measure import RequestSize
 from catbuddy.context.tokens import TokenCounter
+from catbuddy.resources import workspace_defaults_dir
 from catbuddy.session.history import WorkingHistory
 from catbuddy.session.usage import SessionUsage
+
+
+@dataclass
+class PartSize:
+    """One file's section of a layer: an instruction file, SOUL.md, … (``default``: the shipped text)."""
+
+    label: str
+    path: str
+    tokens: int
+    default: bool = False
 
 
 @dataclass
@@ -23,6 +34,7 @@ class LayerSize:
     name: str
     tokens: int
     sources: list[str] = field(default_factory=list)
+    parts: list[PartSize] = field(default_factory=list)
 
 
 @dataclass
@@ -116,8 +128,18 @@ def context_report(
     usage: SessionUsage | None = None,
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
+    part_tokens = prompt.part_tokens(counter.encoding_name, counter.count_text)
+    shipped = workspace_defaults_dir()
     layers = [
-        LayerSize(layer.name, tokens, [str(p) for p in layer.sources])
+        LayerSize(
+            layer.name,
+            tokens,
+            [str(p) for p in layer.sources],
+            [
+                PartSize(part.label, str(part.path), count, part.path.parent == shipped)
+                for part, count in zip(layer.parts, part_tokens[layer.name], strict=True)
+            ],
+        )
         for layer, tokens in zip(
             prompt.layers, prompt.layer_tokens(counter.encoding_name, counter.count_text).values(), strict=True
         )
@@ -148,9 +170,16 @@ def context_report(
     )
 
 
+def part_label(part: PartSize) -> str:
+    return f"{part.label} (shipped default)" if part.default else part.label
+
+
 def format_table(report: ContextReport) -> str:
     """A plain-text table for the terminal."""
-    rows = [(layer.name, layer.tokens) for layer in report.layers]
+    rows: list[tuple[str, int]] = []
+    for layer in report.layers:
+        rows.append((layer.name, layer.tokens))
+        rows += [(f"  {part_label(part)}", part.tokens) for part in layer.parts]
     rows += [
         ("system prompt (as sent)", report.system_tokens),
         (f"tool schemas ({report.tool_count})", report.tools_tokens),

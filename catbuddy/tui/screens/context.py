@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from catbuddy.context.report import part_label
 from catbuddy.tui.widgets.status import context_colour
 
 CHART_CELLS = 30
@@ -41,6 +42,8 @@ def context_table(report: Any) -> Group:
 
     for layer in report.layers:
         row(f"system · {layer.name}", layer.tokens)
+        for part in getattr(layer, "parts", ()):  # one line per file: instructions, SOUL.md, …
+            row(f"    {part_label(part)}", part.tokens, "dim cyan")
     row("tool schemas", report.tools_tokens)
     row("summary", report.summary_tokens, "magenta")
     row(f"history ({report.history_messages} messages)", report.history_tokens, "green")
