@@ -118,7 +118,9 @@ def test_with_no_instructions_anywhere_catbuddys_own_agents_md_is_read(repo, iso
 def test_with_no_instructions_at_all_the_shipped_default_stands_in(repo, isolated_home):
     ws = workspace_at(repo, isolated_home)
 
-    assert shipped_default("AGENTS.md").strip() in bootstrap(ws)
+    text = bootstrap(ws)
+    assert "## AGENTS.md\n\n# Working in this project" in text  # the default, its comments stripped
+    assert "Reporting back" in text and shipped_default("AGENTS.md").startswith("<!--")
     assert not ws.project_dir.exists()
 
 
