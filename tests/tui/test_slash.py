@@ -275,3 +275,25 @@ async def test_exit_closes_the_loop_and_returns_the_session_id(fake_app) -> None
     assert app.return_value == "s-20250101-0001"
     assert holder["loop"].closed
     assert holder["loop"].state == ev.LoopState.IDLE
+
+
+async def test_context_at_80_columns_keeps_each_part_on_one_line(fake_app) -> None:
+    from catbuddy.context.report import PartSize
+
+    def with_parts(loop) -> None:
+        loop.report.layers[1].parts = [
+            PartSize(label="AGENTS.md", path="/p/AGENTS.md", tokens=296, default=True),
+            PartSize(label="services/api/CLAUDE.md", path="/p/services/api/CLAUDE.md", tokens=96),
+        ]
+
+    app, _ = fake_app(setup=with_parts)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_command(app, pilot, "/context")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen)
+        width = screen.table_width()
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(context_table(screen.report, width))
+        lines = console.export_text().splitlines()
+        assert width < 80
+        assert any("AGENTS.md (shipped default)" in line and "296" in line for line in lines)
+        assert any("services/api/CLAUDE.md" in line and "96" in line for line in lines)

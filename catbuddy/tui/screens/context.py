@@ -17,42 +17,55 @@ from catbuddy.context.report import part_label
 from catbuddy.tui.widgets.status import context_colour
 
 CHART_CELLS = 30
+MIN_CHART_CELLS = 8
+BOX_MAX_WIDTH = 120  # #context-box: width 90%, max-width 120 (app.tcss)
+NUMBER_COLUMNS = 6 + 8 + 3 * 2  # "tokens" and "% budget" columns, and the gaps between four columns
+DIALOG_CHROME = 6  # the dialog's border and padding, and the scroll bar
 
 
-def _bar(tokens: int, budget: int) -> str:
+def chart_cells(available: int | None, label_width: int) -> int:
+    """Bars shrink before the part names wrap: a narrow terminal keeps one line per part."""
+    if available is None:
+        return CHART_CELLS
+    return max(MIN_CHART_CELLS, min(CHART_CELLS, available - label_width - NUMBER_COLUMNS))
+
+
+def _bar(tokens: int, budget: int, width: int = CHART_CELLS) -> str:
     if not budget:
         return ""
-    cells = tokens * CHART_CELLS / budget
+    cells = tokens * width / budget
     full = int(cells)
-    partial = "▏▎▍▌▋▊▉"[int((cells - full) * 7)] if cells - full >= 1 / 7 and full < CHART_CELLS else ""
-    return "█" * min(full, CHART_CELLS) + partial
+    partial = "▏▎▍▌▋▊▉"[int((cells - full) * 7)] if cells - full >= 1 / 7 and full < width else ""
+    return "█" * min(full, width) + partial
 
 
-def context_table(report: Any) -> Group:
+def context_table(report: Any, available: int | None = None) -> Group:
+    """The table and the facts under it; ``available`` is the width it has (None: as wide as it likes)."""
     budget = report.budget
+    rows: list[tuple[str, int, str]] = []
+    for layer in report.layers:
+        rows.append((f"system · {layer.name}", layer.tokens, "cyan"))
+        for part in getattr(layer, "parts", ()):  # one line per file: instructions, SOUL.md, …
+            rows.append((f"    {part_label(part)}", part.tokens, "dim cyan"))
+    rows.append(("tool schemas", report.tools_tokens, "cyan"))
+    rows.append(("summary", report.summary_tokens, "magenta"))
+    rows.append((f"history ({report.history_messages} messages)", report.history_tokens, "green"))
+    cells = chart_cells(available, max(len(name) for name, _, _ in rows))
+
     table = Table(box=None, pad_edge=False, expand=False, header_style="bold")
     table.add_column("part")
     table.add_column("tokens", justify="right")
     table.add_column("% budget", justify="right")
     table.add_column("", no_wrap=True)
-
-    def row(name: str, tokens: int, style: str = "cyan") -> None:
+    for name, tokens, style in rows:
         share = f"{100 * tokens / budget:.1f}%" if budget else "-"
-        table.add_row(name, f"{tokens:,}", share, Text(_bar(tokens, budget), style=style))
-
-    for layer in report.layers:
-        row(f"system · {layer.name}", layer.tokens)
-        for part in getattr(layer, "parts", ()):  # one line per file: instructions, SOUL.md, …
-            row(f"    {part_label(part)}", part.tokens, "dim cyan")
-    row("tool schemas", report.tools_tokens)
-    row("summary", report.summary_tokens, "magenta")
-    row(f"history ({report.history_messages} messages)", report.history_tokens, "green")
+        table.add_row(name, f"{tokens:,}", share, Text(_bar(tokens, budget, cells), style=style))
     colour = context_colour(report.used, budget, report.compact_threshold_tokens)
     table.add_row(
         Text("used", style="bold"),
         Text(f"{report.used:,}", style="bold"),
         f"{100 * report.used / budget:.1f}%" if budget else "-",
-        Text(_bar(report.used, budget), style=colour),
+        Text(_bar(report.used, budget, cells), style=colour),
     )
     facts = Text()
     facts.append(f"model {report.model}: window {report.context_window:,}, ")
@@ -85,9 +98,13 @@ class ContextScreen(ModalScreen[None]):
         with Vertical(id="context-box", classes="dialog"):
             yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
             with VerticalScroll():
-                yield Static(context_table(self.report), id="context-table")
+                yield Static(context_table(self.report, self.table_width()), id="context-table")
                 if self.memory:
                     yield Static(Text(self.memory, style="dim"), id="context-memory")
+
+    def table_width(self) -> int:
+        box = min(self.app.size.width * 9 // 10, BOX_MAX_WIDTH)  # #context-box in app.tcss
+        return box - DIALOG_CHROME
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)
