@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from catbuddy.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+COUNT_NEEDS_INPUT = (
+    'count reads a chat request JSON ({"messages": [...], "tools": [...]}) from a file argument or '
+    "standard input; pipe one in (catbuddy count < request.json) or pass a path (catbuddy count request.json)"
+)
 
 app = typer.Typer(
     name="catbuddy",
@@ -210,7 +214,6 @@ def main_callback(
     checked_session_id(resume, "--resume")
     workspace, settings = load(ctx)
     checked_session_id(resume, "--resume", workspace)
-    _first_run_init(workspace)
     from catbuddy.logs import log_to_file
 
     log_to_file(workspace.home, settings.held_secrets())
@@ -240,10 +243,19 @@ def ask_trust_before_start(
     return reload() if answer else settings
 
 
-def _first_run_init(workspace: Workspace) -> None:
-    """The first run in a directory creates its workspace (never overwriting anything)."""
-    if not workspace.project_dir.exists():
-        workspace.init_project()
+def _log_model_calls(workspace: Workspace) -> None:
+    """Retries and failed model calls of a headless command reach the log file, as the app's do."""
+    from catbuddy.logs import also_log_to_file
+
+    also_log_to_file(workspace.home)
+
+
+@app.command()
+def demo(inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False) -> None:
+    """Try catbuddy without a key: the app against a scripted model, in a temporary folder."""
+    from catbuddy.cli_commands.demo import run_demo
+
+    typer.echo(run_demo(inline=inline))
 
 
 @app.command()
@@ -294,6 +306,8 @@ def count(
     """Count the tokens of an OpenAI chat request ({"messages": [...], "tools": [...]})."""
     from catbuddy.context.tokens import counter_for
 
+    if source == "-" and (sys.stdin is None or sys.stdin.isatty()):
+        raise fail(COUNT_NEEDS_INPUT, EXIT_USAGE)  # never wait silently on a terminal
     workspace, settings = load(ctx, model=model, ensure_home=False)
     request = _read_request(source)
     model_name = (
@@ -435,7 +449,7 @@ def run(
         trust_project=trust_project,
         warn_untrusted=True,
     )
-    _first_run_init(workspace)
+    _log_model_calls(workspace)
     fmt = "json" if as_json else "stream-json" if stream_json else "text"
     try:
         code = run_headless_sync(
@@ -514,7 +528,7 @@ def compact(
     base_url: BaseUrlOption = None,
 ) -> None:
     """Fold a session's older history into a summary now (like /compact in the app); --undo voids the
-    latest compaction (like /compact undo). Exit 1 when there was nothing to do."""
+    latest compaction (like /compact undo). Nothing to do is not a failure: its message, exit 0."""
     from catbuddy.cli_commands.listing import compact_session
     from catbuddy.session.records import SessionError
     from catbuddy.text import valid_text
@@ -526,17 +540,19 @@ def compact(
     workspace, settings = load(
         ctx, cwd=cwd, model=model, base_url=base_url, ensure_home=not undo, warn_untrusted=True
     )
+    if not undo:
+        _log_model_calls(workspace)
     try:
         if undo:
             from catbuddy.cli_commands.compactions import undo_compaction
 
-            ok, message = undo_compaction(workspace, session)
+            outcome, message = undo_compaction(workspace, session)
         else:
-            ok, message = compact_session(workspace, settings, session, text)
+            outcome, message = compact_session(workspace, settings, session, text)
     except SessionError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     typer.echo(message)
-    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+    raise typer.Exit(EXIT_FAILED if outcome == "failed" else EXIT_OK)
 
 
 @app.command("dream")
@@ -557,6 +573,7 @@ def dream_command(
     from catbuddy.cli_commands.memory_commands import ask_on_terminal, dream_json, run_dream
 
     workspace, settings = load(ctx, cwd=cwd, model=model, base_url=base_url)
+    _log_model_calls(workspace)
     code, result, lines = run_dream(
         workspace, settings, dry_run=dry_run, assume_yes=yes, confirm=ask_on_terminal
     )

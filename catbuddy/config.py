@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from catbuddy import config_schema, trust
 from catbuddy.config_schema import ConfigError, validate_layer
@@ -28,6 +28,11 @@ ENCODINGS = config_schema.ENCODINGS
 
 # Context governance thresholds from the design; all overridable under [context].
 KEEP_RECENT_RESULTS = 10
+# Old tool results are stubbed only in batches that save this much: each batch costs one prompt-cache
+# miss, so it must shrink every later request enough to pay for it before the next compaction breaks the
+# prefix anyway. bench/bench_cache.py, 300 turns at 128k: 6k→×0.61 of sliding's billed input, 8k→×0.55,
+# 10k→×0.52, 12k→×0.49 (largest request ×1.13), 16k→×0.46 (largest ×1.20).
+MICROCOMPACT_MIN_TOKENS = 12_000
 COMPACT_MESSAGE_THRESHOLD = 50
 COMPACT_KEEP_RECENT = 25
 COMPACT_TOKEN_RATIO = 0.8
@@ -68,6 +73,20 @@ class ModelSpec:
     encoding: str | None = None  # None: chosen from the model name
 
 
+@dataclass(frozen=True)
+class ModelPrice:
+    """US dollars per million tokens, from ``[prices."model"]``: turns recorded usage into a cost."""
+
+    input: float
+    output: float
+    cached_input: float | None = None  # None: the input price (no discount assumed)
+
+    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        fresh = max(0, prompt_tokens - cached_tokens)
+        return (fresh * self.input + cached_tokens * cached_price + completion_tokens * self.output) / 1e6
+
+
 # Sensible defaults for common models, matched by longest prefix of the model name.
 KNOWN_MODELS: dict[str, ModelSpec] = {
     "gpt-5": ModelSpec(400_000, 128_000),
@@ -93,6 +112,7 @@ FALLBACK_MODEL_SPEC = ModelSpec(32_768, 4_096)
 @dataclass(frozen=True)
 class ContextSettings:
     keep_recent_results: int = KEEP_RECENT_RESULTS
+    microcompact_min_tokens: int = MICROCOMPACT_MIN_TOKENS
     compact_message_threshold: int = COMPACT_MESSAGE_THRESHOLD
     compact_keep_recent: int = COMPACT_KEEP_RECENT
     compact_token_ratio: float = COMPACT_TOKEN_RATIO
@@ -173,6 +193,7 @@ class Settings:
     stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
     max_retries: int = 4
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
@@ -193,6 +214,10 @@ class Settings:
 
     def model_spec(self, model: str | None = None) -> ModelSpec:
         return resolve_model_spec(model or self.model_name, self.models)
+
+    def price_for(self, model: str | None = None) -> ModelPrice | None:
+        """The configured price of ``model`` (exact name, else longest prefix), or None: no cost shown."""
+        return _longest_prefix(model or self.model_name, self.prices)
 
     def encoding_for(self, model: str | None = None) -> str:
         from catbuddy.context.tokens import encoding_name_for_model
@@ -230,14 +255,23 @@ class Settings:
 
 
 def resolve_model_spec(model: str, overrides: Mapping[str, ModelSpec]) -> ModelSpec:
-    if model in overrides:
-        return overrides[model]
-    base = model.split("/")[-1].lower()  # "openai/gpt-4o" on OpenRouter
     for table in (overrides, KNOWN_MODELS):
-        matches = [prefix for prefix in table if base.startswith(prefix.lower())]
-        if matches:
-            return table[max(matches, key=len)]
+        found = _longest_prefix(model, table)
+        if found is not None:
+            return found
     return overrides.get("default", FALLBACK_MODEL_SPEC)
+
+
+_Entry = TypeVar("_Entry")
+
+
+def _longest_prefix(model: str, table: Mapping[str, _Entry]) -> _Entry | None:
+    """``table[model]``, else the entry whose name is the longest prefix of the model's base name."""
+    if model in table:
+        return table[model]
+    base = model.split("/")[-1].lower()  # "openai/gpt-4o" on OpenRouter
+    matches = [prefix for prefix in table if prefix != "default" and base.startswith(prefix.lower())]
+    return table[max(matches, key=len)] if matches else None
 
 
 # --- loading --------------------------------------------------------------------------------------
@@ -291,7 +325,7 @@ ADDITIVE_KEYS = ("deny_patterns",)  # every layer's entries apply: a project can
 def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in layer.items():
-        if key in ("context", "tools", "memory", "models", "mcp_servers") and isinstance(value, dict):
+        if key in ("context", "tools", "memory", "models", "prices", "mcp_servers") and isinstance(value, dict):
             inner = dict(merged.get(key, {}))
             for inner_key, inner_value in value.items():
                 if inner_key in ADDITIVE_KEYS and key == "tools":
@@ -359,6 +393,7 @@ def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, .
     sandbox = SandboxSettings(**{SANDBOX_KEYS[k]: merged.pop(k) for k in list(merged) if k in SANDBOX_KEYS})
     top = {k: v for k, v in merged.items() if k in {f.name for f in fields(Settings)}}
     top.pop("models", None)
+    top.pop("prices", None)
     top.pop("context", None)
     top.pop("tools", None)
     top.pop("memory", None)
@@ -369,6 +404,7 @@ def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, .
     models = {name: ModelSpec(**spec) for name, spec in merged.get("models", {}).items()}
     if default_spec:
         models["default"] = replace(FALLBACK_MODEL_SPEC, **default_spec)
+    prices = {name: ModelPrice(**spec) for name, spec in merged.get("prices", {}).items()}
     servers = {
         name: McpServerSettings(name=name, **spec) for name, spec in merged.get("mcp_servers", {}).items()
     }
@@ -376,6 +412,7 @@ def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, .
         settings,
         api_key=api_key,
         models=models,
+        prices=prices,
         context=ContextSettings(**merged.get("context", {})),
         tools=ToolSettings(**merged.get("tools", {})),
         memory=MemorySettings(**merged.get("memory", {})),

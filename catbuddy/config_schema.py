@@ -135,6 +135,7 @@ TOP_LEVEL: dict[str, Validator] = {
 }
 CONTEXT_KEYS: dict[str, Validator] = {
     "keep_recent_results": _int(0),
+    "microcompact_min_tokens": _int(0),
     "compact_message_threshold": _int(2),
     "compact_keep_recent": _int(1),
     "compact_token_ratio": _number(0.05, 1.0),
@@ -169,6 +170,11 @@ MEMORY_KEYS: dict[str, Validator] = {
     "memory_max_bytes": _int(1024),
     "dream_entry_tokens": _int(500),
     "max_dream_failures": _int(1),
+}
+PRICE_KEYS: dict[str, Validator] = {  # US dollars per million tokens
+    "input": _number(0, 1_000_000),
+    "cached_input": _number(0, 1_000_000),
+    "output": _number(0, 1_000_000),
 }
 MODEL_KEYS: dict[str, Validator] = {
     "context_window": _int(256),
@@ -229,6 +235,10 @@ def validate_layer(source: str, data: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise ConfigError(source, "models", 'a table of models, e.g. [models."gpt-4o"]', value)
             layer["models"] = {name: _check_model(source, name, spec) for name, spec in value.items()}
+        elif key == "prices":
+            if not isinstance(value, dict):
+                raise ConfigError(source, "prices", 'a table of model prices, e.g. [prices."gpt-4o"]', value)
+            layer["prices"] = {name: _check_price(source, name, spec) for name, spec in value.items()}
         elif key in ("mcpServers", "mcp_servers"):
             if not isinstance(value, dict):
                 raise ConfigError(source, key, "a table of servers, e.g. [mcpServers.time]", value)
@@ -250,6 +260,19 @@ def _check_model(source: str, name: str, spec: Any) -> dict[str, Any]:
         raise ConfigError(
             source, f'models."{name}".max_output_tokens', f"smaller than context_window ({window})", out
         )
+    return checked
+
+
+def _check_price(source: str, name: str, spec: Any) -> dict[str, Any]:
+    checked = _check_table(source, f'prices."{name}".', spec, PRICE_KEYS)
+    for required in ("input", "output"):
+        if required not in checked:
+            raise ConfigError(
+                source,
+                f'prices."{name}".{required}',
+                "set (US dollars per million tokens)",
+                hint="input and output are both needed; cached_input defaults to input (no discount assumed)",
+            )
     return checked
 
 

@@ -60,9 +60,7 @@ def _install(handler: logging.Handler, level: int) -> None:
     root.setLevel(level)
 
 
-def log_to_file(home: Path, secrets: Iterable[str] = ()) -> Path | None:
-    """The app draws the whole screen, so log lines must never reach the terminal."""
-    add_log_secrets(secrets)
+def _file_handler(home: Path) -> tuple[logging.Handler, Path | None]:
     path = home / "logs" / LOG_FILE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,9 +68,34 @@ def log_to_file(home: Path, secrets: Iterable[str] = ()) -> Path | None:
             path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
         )
     except OSError:
-        handler, path = logging.NullHandler(), None  # type: ignore[assignment]
+        return logging.NullHandler(), None
     handler.setFormatter(logging.Formatter(FILE_FORMAT))
+    return handler, path
+
+
+def log_to_file(home: Path, secrets: Iterable[str] = ()) -> Path | None:
+    """The app draws the whole screen, so log lines must never reach the terminal."""
+    add_log_secrets(secrets)
+    handler, path = _file_handler(home)
     _install(handler, logging.INFO)
+    return path
+
+
+def also_log_to_file(home: Path, secrets: Iterable[str] = ()) -> Path | None:
+    """Headless commands that call the model: INFO and up (retries, connection failures) also go to the
+    log file; stderr keeps showing warnings only, next to the command's own output."""
+    add_log_secrets(secrets)
+    root = logging.getLogger()
+    target = str(home / "logs" / LOG_FILE)
+    if any(getattr(h, "baseFilename", None) == target for h in root.handlers):
+        return Path(target)
+    handler, path = _file_handler(home)
+    handler.addFilter(REDACTION)
+    for existing in root.handlers:
+        if existing.level == logging.NOTSET:
+            existing.setLevel(root.level)  # what it showed before, no more
+    root.addHandler(handler)
+    root.setLevel(min(root.level or logging.WARNING, logging.INFO))
     return path
 
 

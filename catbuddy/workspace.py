@@ -9,6 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from catbuddy.markdown_comments import strip_html_comments
 from catbuddy.resources import workspace_defaults_dir
 
 HOME_ENV = "CATBUDDY_HOME"
@@ -72,14 +73,44 @@ class Workspace:
     def agents_skills_dir(self) -> Path:
         return self.work_root / ".agents" / "skills"
 
-    def bootstrap_path(self, name: str, global_user_profile: bool = False) -> Path:
-        """Where a bootstrap file is read from."""
-        if name == "AGENTS.md":
-            at_root = self.work_root / "AGENTS.md"
-            return at_root if at_root.is_file() else self.project_dir / "AGENTS.md"
+    def own_path(self, name: str, global_user_profile: bool = False) -> Path:
+        """Where catbuddy keeps its copy of a workspace file (existing or not): `.catbuddy/NAME`, or the
+        global USER.md with ``global_user_profile``. Writing one creates it there."""
         if name == "USER.md" and global_user_profile:
             return self.global_workspace / "USER.md"
+        if name == "MEMORY.md":
+            return self.project_memory
         return self.project_dir / name
+
+    def bootstrap_path(self, name: str, global_user_profile: bool = False) -> Path:
+        """Where a bootstrap file is read from: catbuddy's own copy once it exists, until then the shipped
+        default in place (nothing is created in the repository before someone edits a file). AGENTS.md
+        at the work root wins over `.catbuddy/AGENTS.md` (the whole hierarchy: context/instructions.py)."""
+        if name == "AGENTS.md":
+            at_root = self.work_root / "AGENTS.md"
+            if at_root.is_file():
+                return at_root
+        own = self.own_path(name, global_user_profile)
+        if own.exists():
+            return own
+        default = workspace_defaults_dir() / name
+        return default if default.is_file() else own
+
+    def shipped_default_for(self, path: Path) -> str | None:
+        """The shipped text that stands in for ``path`` while it does not exist: a project workspace file
+        (`.catbuddy/SOUL.md`, …, `.catbuddy/MEMORY.md`) or a global one. None for any other path, or
+        once the file exists."""
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        if resolved.exists():
+            return None
+        if resolved.parent == self.project_dir.resolve() and resolved.name in WORKSPACE_FILES:
+            return shipped_default(resolved.name)
+        if resolved.parent == self.global_workspace.resolve() and resolved.name in GLOBAL_WORKSPACE_FILES:
+            return shipped_default(resolved.name)
+        return None
 
     @property
     def project_memory(self) -> Path:
@@ -90,10 +121,17 @@ class Workspace:
         return self.global_workspace / "MEMORY.md"
 
     def editable_path(self, name: str, global_user_profile: bool = False) -> Path:
-        """The file `/edit NAME` opens: the one the prompt reads (AGENTS.md at the root if it exists)."""
-        if name == "MEMORY.md":
-            return self.project_memory
-        return self.bootstrap_path(name, global_user_profile)
+        """The file `/edit NAME` opens and saves: the one the prompt reads; for a file still shipped as a
+        default, catbuddy's own copy, which saving creates. AGENTS.md: the nearest instructions file the
+        prompt reads (from the work root up to the git root: AGENTS.md, or CLAUDE.md where a folder has
+        no AGENTS.md), else our own."""
+        if name == "AGENTS.md":
+            from catbuddy.context.instructions import nearest_instructions
+
+            nearest = nearest_instructions(self.work_root)
+            if nearest is not None:
+                return nearest
+        return self.own_path(name, global_user_profile)
 
     def ensure_home(self) -> list[Path]:
         """Create the global home on first use; existing files are never touched."""
@@ -138,5 +176,5 @@ def shipped_default(name: str) -> str:
 
 
 def is_default_memory(text: str) -> bool:
-    """True when a MEMORY.md holds nothing beyond the shipped template."""
-    return text.strip() == shipped_default("MEMORY.md").strip()
+    """True when a MEMORY.md holds nothing beyond the shipped template (its comments aside)."""
+    return strip_html_comments(text).strip() == strip_html_comments(shipped_default("MEMORY.md")).strip()

@@ -309,6 +309,7 @@ class AgentLoop:
             calibration_source=self.calibration.get(ctx.model).describe(),
             sandbox=sandbox_description(self.settings),
             folded_messages=ctx.conversation.history.folded,
+            usage=ctx.conversation.usage,
         )
 
     def context_status(self) -> ContextStatus:

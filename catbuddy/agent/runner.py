@@ -114,6 +114,9 @@ class TurnRunner:
         calls = reply.message.get("tool_calls") or []
         if not calls:
             return TurnOutcome(TurnEndReason.DONE, last_text, iteration)
+        # The reply is in the history now: the status bar shows what /context would (the turn's end
+        # and the next request report again), not the request just answered, while the tools run.
+        ctx.bus.emit(context_status(ctx, govern(ctx, parts)))
         self._tool_calls = ToolCallBatch(ctx, calls, reply)
         await self._tool_calls.run()
         self._tool_calls = None

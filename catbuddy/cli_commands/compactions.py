@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from catbuddy.agent.compaction import describe_undo
+from catbuddy.cli_commands.listing import Outcome
 from catbuddy.session.history import active_compactions, rebuild_history
 from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, read_session_file
 from catbuddy.session.store import SessionStore
@@ -17,23 +18,23 @@ from catbuddy.workspace import Workspace
 RULE = "=" * 80
 
 
-def undo_compaction(workspace: Workspace, session_id: str | None) -> tuple[bool, str]:
+def undo_compaction(workspace: Workspace, session_id: str | None) -> tuple[Outcome, str]:
     """Void the compaction in force of a session (the latest of this directory by default). Takes the
     session's lock, so it refuses a session open in another catbuddy (SessionError)."""
     store = SessionStore(workspace.sessions_dir)
     if session_id is None:
         latest = store.latest(workspace.work_root)
         if latest is None:
-            return False, f"No session in {workspace.work_root}: nothing to undo."
+            return "nothing", f"No session in {workspace.work_root}: nothing to undo."
         session_id = latest.id
     with store.open(session_id) as session:
         history = rebuild_history(session.load().records)
         voided = history.summary_id
         if voided is None:
-            return False, f"session {session.id}: nothing to undo, no compaction is in force."
+            return "nothing", f"session {session.id}: nothing to undo, no compaction is in force."
         session.append_compaction_undo(voided)
         after = rebuild_history(session.load().records)
-        return True, f"session {session.id}: {describe_undo(voided, after)}"
+        return "done", f"session {session.id}: {describe_undo(voided, after)}"
 
 
 def show_session(workspace: Workspace, session_id: str) -> dict[str, Any]:

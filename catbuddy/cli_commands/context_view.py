@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.history import WorkingHistory, rebuild_history
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
+from catbuddy.session.usage import SessionUsage, usage_of
 from catbuddy.workspace import Workspace
 
 
@@ -51,7 +52,12 @@ class ContextView:
             "system_prompt": self.system_prompt,
             "warnings": list(self.warnings),
             "layers": [
-                {"name": layer.name, "tokens": layer.tokens, "sources": layer.sources}
+                {
+                    "name": layer.name,
+                    "tokens": layer.tokens,
+                    "sources": layer.sources,
+                    "files": [asdict(part) for part in layer.parts],
+                }
                 for layer in report.layers
             ],
             "system_prompt_tokens": report.system_tokens,
@@ -79,6 +85,8 @@ class ContextView:
             out["messages"] = self.governed.messages
             out["report"] = self.governed.report.to_dict()
             out["load_problems"] = list(self.load_problems)
+        if report.usage is not None:
+            out["usage"] = report.usage.to_dict(report.price)
         return out
 
     def to_text(self) -> str:
@@ -152,7 +160,7 @@ def _render(message: dict[str, Any]) -> str:
 
 def load_history(
     workspace: Workspace, history_file: Path | None, session_id: str | None
-) -> tuple[WorkingHistory, tuple[str, ...]]:
+) -> tuple[WorkingHistory, tuple[str, ...], SessionUsage]:
     if history_file is not None:
         path = history_file
     else:
@@ -161,7 +169,7 @@ def load_history(
         path = store.find(session_id)
     loaded = read_session_file(path)
     history = rebuild_history(loaded.records)
-    return history, tuple(loaded.problems) + tuple(history.problems)
+    return history, tuple(loaded.problems) + tuple(history.problems), usage_of(loaded.records)
 
 
 def build_view(
@@ -190,8 +198,9 @@ def build_view(
     history: WorkingHistory | None = None
     governed: GovernedContext | None = None
     problems: tuple[str, ...] = ()
+    usage: SessionUsage | None = None
     if history_file is not None or session_id is not None:
-        history, problems = load_history(workspace, history_file, session_id)
+        history, problems, usage = load_history(workspace, history_file, session_id)
         governed = govern_request(
             prompt=prompt,
             tools=tools,
@@ -216,6 +225,7 @@ def build_view(
         calibration_source=calibration.describe(),
         sandbox=sandbox_description(settings),
         folded_messages=history.folded if history is not None else 0,
+        usage=usage,
     )
     memory = memory_status(workspace, settings)
     return ContextView(

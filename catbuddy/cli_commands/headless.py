@@ -84,16 +84,23 @@ class HeadlessPrinter:
         self.err = err
         self.summary = RunSummary()
         self._line_open = False
+        self.closed = False  # the reader went away (`catbuddy run … | head`): stop writing, quietly
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ErrorOccurred | Notice | Retrying):
             event = _scrubbed(event)  # provider errors can quote a base URL with its password
         self._collect(event)
-        if self.fmt == "stream-json":
-            self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
-            self.out.flush()
-        elif self.fmt == "text":
-            self._text(event)
+        if self.closed:
+            return
+        try:
+            if self.fmt == "stream-json":
+                self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+                self.out.flush()
+            elif self.fmt == "text":
+                self._text(event)
+        except BrokenPipeError:
+            self.closed = True
+            _silence(self.out)
 
     def _collect(self, event: Event) -> None:
         summary = self.summary
@@ -201,8 +208,12 @@ async def run_headless(
         err.write(f"catbuddy: stopped by {name}; session {loop.session_id} is saved.\n")
         return caught.exit_code
     summary = printer.summary
-    if fmt == "json":
-        out.write(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
+    if fmt == "json" and not printer.closed:
+        try:
+            out.write(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
+            out.flush()
+        except BrokenPipeError:
+            _silence(out)
     elif fmt == "text":
         err.write(
             f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
@@ -218,6 +229,18 @@ def _scrubbed(event: Event) -> Event:
         if isinstance(value, str) and name != "kind" and not name.startswith("_")
     }
     return replace(event, **changes)
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a closed pipe's file descriptor at /dev/null, so the flush at exit raises nothing either."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's StringIO)
+        pass
 
 
 def _uncancel() -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from catbuddy.config import Settings
 from catbuddy.session.store import SessionInfo
 from catbuddy.workspace import Workspace
 
 FIRST_MESSAGE_WIDTH = 60
+Outcome = Literal["done", "nothing", "failed"]  # of `catbuddy compact` (and --undo): exit 0, 0, 1
 
 
 def _when(moment: datetime | None) -> str:
@@ -63,22 +64,26 @@ def format_sessions(infos: list[SessionInfo], workspace: Workspace) -> str:
 
 def compact_session(
     workspace: Workspace, settings: Settings, session_id: str | None, instructions: str | None
-) -> tuple[bool, str]:
-    """Open the session (taking its lock), compact it once, and close it."""
+) -> tuple[Outcome, str]:
+    """Open the session (taking its lock), compact it once, and close it. ``nothing`` when there was
+    nothing to fold (no session, or a history already short): not a failure."""
+    from catbuddy.agent.compaction import NOTHING_TO_COMPACT
     from catbuddy.agent.loop import AgentLoop
 
-    async def go() -> tuple[bool, str]:
+    async def go() -> tuple[Outcome, str]:
         loop = AgentLoop(
             workspace, settings, channel="headless", resume=session_id, continue_latest=session_id is None
         )
         try:
             if session_id is None and loop.store.latest(workspace.work_root) is None:
-                return False, f"No session to compact in {workspace.work_root}."
+                return "nothing", f"No session to compact in {workspace.work_root}: nothing to do."
             await loop.start()
             result = await loop.compact(instructions)
         finally:
             await loop.aclose()
         text = f"session {loop.session_id}: {result.message}"
-        return result.ok, text
+        if result.ok:
+            return "done", text
+        return ("nothing" if result.message == NOTHING_TO_COMPACT else "failed"), text
 
     return asyncio.run(go())

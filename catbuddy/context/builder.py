@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from catbuddy.config import Settings, config_files
+from catbuddy.context.instructions import candidate_paths, instruction_files
+from catbuddy.markdown_comments import strip_html_comments
 from catbuddy.messages import runtime_block, with_runtime_block
 from catbuddy.resources import templates_dir
 from catbuddy.workspace import BOOTSTRAP_FILES, Workspace, is_default_memory
@@ -43,11 +45,21 @@ class RuntimeSource(Protocol):
     def runtime_fingerprint(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class LayerPart:
+    """One file's section of a layer (its heading included), so reports can show its tokens."""
+
+    label: str
+    path: Path
+    text: str
+
+
 @dataclass
 class Layer:
     name: str
     text: str
     sources: list[Path] = field(default_factory=list)
+    parts: list[LayerPart] = field(default_factory=list)
 
 
 @dataclass
@@ -57,6 +69,7 @@ class BuiltPrompt:
     channel: str
     warnings: list[str] = field(default_factory=list)  # workspace files skipped, and why
     _layer_tokens: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    _part_tokens: dict[str, dict[str, list[int]]] = field(default_factory=dict, repr=False)
 
     def layer(self, name: str) -> Layer | None:
         return next((layer for layer in self.layers if layer.name == name), None)
@@ -69,6 +82,16 @@ class BuiltPrompt:
                 layer.name: count_text(layer.text) for layer in self.layers
             }
         return sizes
+
+    def part_tokens(self, encoding_name: str, count_text: Callable[[str], int]) -> dict[str, list[int]]:
+        """Tokens of each file's section per layer (cached like ``layer_tokens``)."""
+        key = f"parts:{encoding_name}"
+        cached = self._part_tokens.get(key)
+        if cached is None:
+            cached = self._part_tokens[key] = {
+                layer.name: [count_text(part.text) for part in layer.parts] for layer in self.layers
+            }
+        return cached
 
 
 def _stat_key(path: str) -> tuple[int, int] | None:
@@ -147,7 +170,9 @@ class ContextBuilder:
 
     def _watched_files(self) -> list[Path]:
         ws = self.workspace
-        files = [ws.work_root / "AGENTS.md", ws.project_dir / "AGENTS.md"]
+        # Every folder's AGENTS.md and CLAUDE.md from the git root down, existing or not: one appearing
+        # later changes its stat from None, and the prompt is rebuilt.
+        files = [*candidate_paths(ws.work_root), ws.project_dir / "AGENTS.md"]
         files += [ws.project_dir / name for name in BOOTSTRAP_FILES if name != "AGENTS.md"]
         files += [ws.global_workspace / "USER.md", ws.project_memory, ws.global_memory]
         files += config_files(ws.home, ws.work_root)
@@ -247,16 +272,25 @@ class ContextBuilder:
         )
         return Layer("identity", text.strip(), [templates_dir() / IDENTITY_TEMPLATE])
 
+    def _bootstrap_files(self) -> list[tuple[str, Path]]:
+        """(heading, path) of each bootstrap file, in prompt order: the instruction files from the git
+        root down (or `.catbuddy/AGENTS.md`, or the shipped default, when there are none), then SOUL.md,
+        USER.md and TOOLS.md (catbuddy's copy once it exists, else the shipped default)."""
+        profile = self.settings.context.global_user_profile
+        found = [(f.label, f.path) for f in instruction_files(self.workspace.work_root)]
+        files = found or [("AGENTS.md", self.workspace.bootstrap_path("AGENTS.md"))]
+        files += [(name, self.workspace.bootstrap_path(name, profile)) for name in BOOTSTRAP_FILES[1:]]
+        return files
+
     def _bootstrap_layer(self) -> Layer:
-        parts: list[str] = []
-        sources: list[Path] = []
-        for name in BOOTSTRAP_FILES:
-            path = self.workspace.bootstrap_path(name, self.settings.context.global_user_profile)
-            content = read_text(path, self._warnings).strip()
+        parts: list[LayerPart] = []
+        for heading, path in self._bootstrap_files():
+            content = strip_html_comments(read_text(path, self._warnings)).strip()
             if content:
-                parts.append(f"## {name}\n\n{content}")
-                sources.append(path)
-        return Layer("bootstrap", "\n\n".join(parts), sources)
+                parts.append(LayerPart(heading, path, f"## {heading}\n\n{content}"))
+        return Layer(
+            "bootstrap", "\n\n".join(part.text for part in parts), [part.path for part in parts], parts
+        )
 
     def _memory_layer(self) -> Layer:
         parts: list[str] = []
@@ -265,7 +299,7 @@ class ContextBuilder:
             ("Long-Term Memory (You)", self.workspace.global_memory),
             ("Project Memory", self.workspace.project_memory),
         ):
-            content = read_text(path, self._warnings).strip()
+            content = strip_html_comments(read_text(path, self._warnings)).strip()
             if content and not is_default_memory(content):
                 parts.append(f"## {title}\n\n{content}")
                 sources.append(path)

@@ -100,6 +100,8 @@ class GovernanceReport:
     backfilled: int = 0
     microcompacted: int = 0
     microcompact_tokens_saved: int = 0
+    microcompact_pending_tokens: int = 0  # old results still verbatim, waiting for a big enough batch
+    microcompact_forced: bool = False  # stubbed past the batch rule because the request would not fit
     messages_snipped: int = 0
     results_truncated: int = 0
     tokens_before: int = 0  # fixed part + history as given (estimated beyond a few windows' worth)
@@ -166,12 +168,16 @@ def govern_context(
     counter: TokenCounter,
     *,
     keep_recent_results: int = KEEP_RECENT_RESULTS,
+    microcompact_min_tokens: int = 0,
     calibration: float = 1.0,
 ) -> GovernedContext:
     """The messages for this request, protocol-valid and within ``budget``.
 
     ``calibration`` (provider-reported prompt tokens ÷ our count) multiplies every count checked
     against the budget; values below 1 are treated as 1 so we never trust an under-count.
+    Old bulky results are stubbed in batches of at least ``microcompact_min_tokens`` saved, so the
+    prefix stays byte-stable between batches; when the request would not fit without snipping, every
+    result past the newest ``keep_recent_results`` is stubbed first.
     Raises ContextOverflowError if the fixed part, or the current turn even with its tool results
     cut, cannot fit.
     """
@@ -204,10 +210,16 @@ def govern_context(
     tokens_before = sizes.total + history_before
 
     repaired, orphans, fixes = repair(history)
-    compacted, micro = microcompact(repaired, counter, keep_recent_results)
+    compacted, micro = microcompact(repaired, counter, keep_recent_results, microcompact_min_tokens)
     snipped = snip_history(
         compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
     )
+    if (snipped.snipped or snipped.truncated) and micro.pending:
+        # Budget pressure overrides the batch: stub everything old before any message is dropped.
+        compacted, micro = microcompact(repaired, counter, keep_recent_results, microcompact_min_tokens, force=True)
+        snipped = snip_history(
+            compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
+        )
 
     kept = [_as_dict(m) for m in snipped.messages]
     size = replace(fixed_size, history=snipped.tokens)
@@ -218,6 +230,8 @@ def govern_context(
         backfilled=fixes.backfilled,
         microcompacted=micro.compacted,
         microcompact_tokens_saved=micro.tokens_saved,
+        microcompact_pending_tokens=micro.pending_tokens,
+        microcompact_forced=micro.forced,
         messages_snipped=snipped.snipped,
         results_truncated=snipped.truncated,
         tokens_before=tokens_before,

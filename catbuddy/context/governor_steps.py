@@ -204,6 +204,9 @@ def backfill_missing_results(messages: Sequence[Message]) -> tuple[list[Message]
 class MicrocompactStats:
     compacted: int = 0
     tokens_saved: int = 0
+    pending: int = 0  # old results left verbatim until their batch is big enough
+    pending_tokens: int = 0  # what stubbing those would save
+    forced: bool = False  # the batch rule was overridden: the request would not fit otherwise
 
 
 def compacted_text(tool: str, text: str) -> str:
@@ -215,9 +218,22 @@ def _already_compacted(tool: str, text: str) -> bool:
 
 
 def microcompact(
-    messages: Sequence[Message], counter: TokenCounter, keep_recent: int = KEEP_RECENT_RESULTS
+    messages: Sequence[Message],
+    counter: TokenCounter,
+    keep_recent: int = KEEP_RECENT_RESULTS,
+    min_tokens: int = 0,
+    *,
+    force: bool = False,
 ) -> tuple[list[Message], MicrocompactStats]:
-    """Shrink results of COMPACTABLE_TOOLS older than the ``keep_recent`` newest ones to a preview.
+    """Shrink results of COMPACTABLE_TOOLS older than the ``keep_recent`` newest ones to a preview, in
+    batches of at least ``min_tokens`` saved (docs/architecture.md §4, "Batched microcompaction").
+
+    Walking the old results oldest first, a batch closes at the result whose saving brings the batch's
+    total to ``min_tokens``; results up to the last closed batch are stubbed, the rest stay verbatim.
+    Old results only ever gain newer ones, so earlier batch ends never move: the stubbed part grows in
+    steps of at least ``min_tokens``, and between steps the request's prefix is byte-stable. The rule is a
+    function of the messages alone, so every process makes the same request of the same history.
+    ``force`` stubs every old result (budget pressure: the request would not fit otherwise).
 
     The tool name is the matching call's ``function.name`` (the tool message's own ``name`` when no
     call is found). A result is only replaced when that saves tokens, so the step never grows a
@@ -225,6 +241,45 @@ def microcompact(
     """
     if keep_recent < 0:
         raise ValueError(f"keep_recent must be 0 or more, got {keep_recent}")
+    if min_tokens < 0:
+        raise ValueError(f"min_tokens must be 0 or more, got {min_tokens}")
+    found = _bulky_results(messages)
+    old = found[: max(0, len(found) - keep_recent)]
+    if not old:
+        return list(messages), MicrocompactStats()
+    memo = _memo_for(counter)
+    decisions: list[tuple[int, tuple[str, int]]] = []
+    for index, tool in old:
+        message = messages[index]
+        content = message.get("content")
+        text = content if isinstance(content, str) else content_text(content)
+        key = (tool, text)  # the tokens saved depend on nothing else: other fields count the same
+        decision = memo.get(key, _MISSING)
+        if decision is _MISSING:
+            decision = memo[key] = _decide(message, tool, text, counter)
+        if decision is not None:
+            decisions.append((index, decision))
+    if len(memo) > MICROCOMPACT_MEMO_LIMIT:
+        memo.clear()
+    natural = _batch_end(decisions, min_tokens)
+    batched = len(decisions) if force else natural
+    out = list(messages)
+    saved = 0
+    for index, (replacement, tokens_saved) in decisions[:batched]:
+        out[index] = {**messages[index], "content": replacement}
+        saved += tokens_saved
+    pending = decisions[batched:]
+    return out, MicrocompactStats(
+        compacted=batched,
+        tokens_saved=saved,
+        pending=len(pending),
+        pending_tokens=sum(tokens for _, (_, tokens) in pending),
+        forced=batched > natural,
+    )
+
+
+def _bulky_results(messages: Sequence[Message]) -> list[tuple[int, str]]:
+    """(index, tool name) of every result of a COMPACTABLE_TOOLS call, oldest first."""
     names: dict[str, str] = {}
     found: list[tuple[int, str]] = []
     for index, message in enumerate(messages):
@@ -242,30 +297,17 @@ def microcompact(
             # A backfilled placeholder is not a result: it must not push a real one out of the recent few.
             if tool in COMPACTABLE_TOOLS and message.get("content") != UNAVAILABLE_RESULT:
                 found.append((index, tool))
+    return found
 
-    old = found[: len(found) - keep_recent] if keep_recent else found
-    if not old:
-        return list(messages), MicrocompactStats()
-    out = list(messages)
-    compacted = saved = 0
-    memo = _memo_for(counter)
-    for index, tool in old:
-        message = messages[index]
-        content = message.get("content")
-        text = content if isinstance(content, str) else content_text(content)
-        key = (tool, text)  # the tokens saved depend on nothing else: other fields count the same
-        decision = memo.get(key, _MISSING)
-        if decision is _MISSING:
-            decision = memo[key] = _decide(message, tool, text, counter)
-        if decision is None:
-            continue
-        replacement, tokens_saved = decision
-        out[index] = {**message, "content": replacement}
-        compacted += 1
-        saved += tokens_saved
-    if len(memo) > MICROCOMPACT_MEMO_LIMIT:
-        memo.clear()
-    return out, MicrocompactStats(compacted, saved)
+
+def _batch_end(decisions: Sequence[tuple[int, tuple[str, int]]], min_tokens: int) -> int:
+    """How many of ``decisions`` (oldest first) fall in closed batches of at least ``min_tokens`` saved."""
+    end = running = 0
+    for position, (_, (_, tokens_saved)) in enumerate(decisions):
+        running += tokens_saved
+        if running >= min_tokens:
+            end, running = position + 1, 0
+    return end
 
 
 def _decide(message: Message, tool: str, text: str, counter: TokenCounter) -> tuple[str, int] | None:

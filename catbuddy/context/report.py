@@ -9,12 +9,24 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from catbuddy.config import ContextSettings, Settings
+from catbuddy.config import ContextSettings, ModelPrice, Settings
 from catbuddy.context.builder import BuiltPrompt
 from catbuddy.context.governor import Budget, FixedPart, GovernedContext, govern_context
 from catbuddy.context.measure import RequestSize
 from catbuddy.context.tokens import TokenCounter
+from catbuddy.resources import workspace_defaults_dir
 from catbuddy.session.history import WorkingHistory
+from catbuddy.session.usage import SessionUsage
+
+
+@dataclass
+class PartSize:
+    """One file's section of a layer: an instruction file, SOUL.md, … (``default``: the shipped text)."""
+
+    label: str
+    path: str
+    tokens: int
+    default: bool = False
 
 
 @dataclass
@@ -22,6 +34,7 @@ class LayerSize:
     name: str
     tokens: int
     sources: list[str] = field(default_factory=list)
+    parts: list[PartSize] = field(default_factory=list)
 
 
 @dataclass
@@ -46,6 +59,8 @@ class ContextReport:
     calibration_source: str = ""
     sandbox: str = ""  # how exec is confined, one line
     folded_messages: int = 0  # folded into the summary: out of the model's view, searchable with recall
+    usage: SessionUsage | None = None  # the session's provider usage so far (None: no session)
+    price: ModelPrice | None = None  # the model's configured price (None: no cost shown)
 
     @property
     def percent(self) -> float:
@@ -54,6 +69,7 @@ class ContextReport:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["percent"] = round(self.percent, 1)
+        data["usage"] = self.usage.to_dict(self.price) if self.usage is not None else None
         return data
 
 
@@ -91,6 +107,7 @@ def govern_request(
         budget,
         counter,
         keep_recent_results=context.keep_recent_results,
+        microcompact_min_tokens=context.microcompact_min_tokens,
         calibration=calibration,
     )
 
@@ -108,10 +125,21 @@ def context_report(
     calibration_source: str = "",
     sandbox: str = "",
     folded_messages: int = 0,
+    usage: SessionUsage | None = None,
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
+    part_tokens = prompt.part_tokens(counter.encoding_name, counter.count_text)
+    shipped = workspace_defaults_dir()
     layers = [
-        LayerSize(layer.name, tokens, [str(p) for p in layer.sources])
+        LayerSize(
+            layer.name,
+            tokens,
+            [str(p) for p in layer.sources],
+            [
+                PartSize(part.label, str(part.path), count, part.path.parent == shipped)
+                for part, count in zip(layer.parts, part_tokens[layer.name], strict=True)
+            ],
+        )
         for layer, tokens in zip(
             prompt.layers, prompt.layer_tokens(counter.encoding_name, counter.count_text).values(), strict=True
         )
@@ -137,12 +165,21 @@ def context_report(
         calibration_source=calibration_source,
         sandbox=sandbox,
         folded_messages=folded_messages,
+        usage=usage,
+        price=settings.price_for(model),
     )
+
+
+def part_label(part: PartSize) -> str:
+    return f"{part.label} (shipped default)" if part.default else part.label
 
 
 def format_table(report: ContextReport) -> str:
     """A plain-text table for the terminal."""
-    rows = [(layer.name, layer.tokens) for layer in report.layers]
+    rows: list[tuple[str, int]] = []
+    for layer in report.layers:
+        rows.append((layer.name, layer.tokens))
+        rows += [(f"  {part_label(part)}", part.tokens) for part in layer.parts]
     rows += [
         ("system prompt (as sent)", report.system_tokens),
         (f"tool schemas ({report.tool_count})", report.tools_tokens),
@@ -162,6 +199,8 @@ def format_table(report: ContextReport) -> str:
     note = "" if report.exact else " (tiktoken unavailable: estimated)"
     source = report.calibration_source or f"×{report.calibration:.3f}"
     lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
+    if report.usage is not None:
+        lines.append(report.usage.describe(report.price))
     if report.sandbox:
         lines.append(f"exec sandbox: {report.sandbox}")
     if report.folded_messages:

@@ -99,6 +99,7 @@ class CallContext:
     timeout: float | None = None  # request_timeout: the whole answer
     connect_timeout: float | None = None
     idle_timeout: float | None = None  # stream_idle_timeout: longest silence inside a stream
+    key_missing: bool = False  # no key was configured anywhere: a 401/403 means "missing", not "wrong"
 
     def scrub(self, text: str) -> str:
         return redact_text(text, (self.secret,))
@@ -205,11 +206,34 @@ def from_openai(exc: BaseException, ctx: CallContext, *, mid_stream: bool = Fals
     return ProviderError(ctx.scrub(f"Unexpected error from the provider: {exc}"), "Try again.")
 
 
+def missing_key_hint(api_key_env: str) -> str:
+    """How to configure a key: the variable the config names, the config file, the set-up screen."""
+    return (
+        f"Set one: `export {api_key_env}=sk-...`, or `api_key = \"sk-...\"` in config.toml "
+        "(~/.catbuddy/config.toml, or $CATBUDDY_HOME/config.toml); the set-up screen of `catbuddy` "
+        "writes it for you. A local server that needs no key works without one."
+    )
+
+
+def missing_key(ctx: CallContext, status: int | None) -> AuthenticationError:
+    """The endpoint wants a key and none is configured: say that, not "incorrect API key" (the server's
+    own words would say the placeholder we sent is wrong, which is beside the point)."""
+    answered = f" (it answered {status})" if status else ""
+    return AuthenticationError(
+        f"No API key configured: {ctx.base_url} needs one{answered}, and neither `api_key` in "
+        f"config.toml nor {ctx.api_key_env} is set.",
+        missing_key_hint(ctx.api_key_env),
+        status=status,
+    )
+
+
 def _from_status(exc: Any, ctx: CallContext) -> LLMError:
     status: int = exc.status_code
     body = _body(exc)
     code = str(body.get("code") or "")
     said = ctx.scrub(server_message(exc))
+    if ctx.key_missing and (status in (401, 403) or code == "invalid_api_key"):
+        return missing_key(ctx, status)
     if status == 401 or code == "invalid_api_key":
         return AuthenticationError(
             f"{ctx.base_url} rejected the API key (401): {said}",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
@@ -26,6 +27,7 @@ from catbuddy.llm.errors import (
     AuthenticationError,
     CallContext,
     EmptyResponse,
+    missing_key_hint,
     retry_after_seconds,
 )
 from catbuddy.llm.faults import Fault, FaultKind, StallTimeout, classify, interrupted
@@ -41,6 +43,7 @@ from catbuddy.llm.types import (
     response_from_completion,
 )
 from catbuddy.messages import valid_json
+from catbuddy.redact import redact_text
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -56,6 +59,9 @@ BACKOFF_CAP = 30.0
 BACKOFF_JITTER = 0.25  # ± this fraction, so many clients do not retry in step
 RETRY_AFTER_CAP = 60.0  # a server asking for longer gets this, and we fail after max_retries anyway
 CONNECT_RETRY_DELAY = 0.25  # refused / unknown host: one quick retry, so the error comes within seconds
+
+log = logging.getLogger(__name__)
+
 
 class Provider:
     """An OpenAI-compatible chat endpoint. Construct from ``Settings``; create one per event loop."""
@@ -73,12 +79,16 @@ class Provider:
         retry_after_cap: float | None = None,
     ) -> None:
         key = settings.api_key
+        # With no key anywhere, a local server may still accept the placeholder; only its 401/403 (or
+        # OpenAI itself, which always needs one) makes the missing key the error.
+        self.key_missing = not key
         if not key:
             if not settings.base_url:
                 raise AuthenticationError(
-                    f"No API key: {settings.api_key_env} is not set.",
-                    f"Export {settings.api_key_env}=sk-..., or set `base_url` to a local server "
-                    "(e.g. OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama).",
+                    f"No API key configured: {OPENAI_BASE_URL} needs one, and neither `api_key` in "
+                    f"config.toml nor {settings.api_key_env} is set.",
+                    missing_key_hint(settings.api_key_env)
+                    + " For a local server set `base_url` (e.g. OPENAI_BASE_URL=http://localhost:11434/v1).",
                 )
             key = PLACEHOLDER_KEY
         self._api_key = key
@@ -137,6 +147,7 @@ class Provider:
             self.timeout,
             self.connect_timeout,
             self.idle_timeout if streaming else None,  # an unstreamed answer has only the total
+            key_missing=self.key_missing,
         )
 
     # --- retries --------------------------------------------------------------------------------
@@ -152,19 +163,42 @@ class Provider:
     async def _before_retry(
         self, attempt: int, exc: BaseException, fault: Fault, on_retry: RetryCallback | None
     ) -> None:
-        """Raise the fault's error if we may not retry; otherwise report and sleep."""
+        """Raise the fault's error if we may not retry; otherwise report and sleep. Both go to the log
+        (the app's log file; a headless run's too), scrubbed of the key and URL passwords."""
         cap = self.max_retries if fault.retry_cap is None else min(fault.retry_cap, self.max_retries)
         if not fault.retryable or attempt > cap:
+            self._log_failure(attempt, exc, fault)
             raise fault.error from exc
         if fault.kind is FaultKind.CONNECT:
             delay = min(CONNECT_RETRY_DELAY, self.retry_delay(attempt, exc))
         else:
             delay = self.retry_delay(attempt, exc)
+        log.info(
+            "%s",
+            self._scrub(
+                f"model call to {self.base_url} failed (attempt {attempt} of {cap + 1}): {fault.reason} "
+                f"[{fault.kind.value}, {_error_class(exc)}]; retrying in {delay:.2f} s"
+            ),
+        )
         if on_retry is not None:
             result = on_retry(attempt, delay, fault.reason)
             if inspect.isawaitable(result):
                 await result
         await asyncio.sleep(delay)
+
+    def _log_failure(self, attempt: int, exc: BaseException, fault: Fault) -> None:
+        error = fault.error
+        # INFO, like the retries: the front end already shows the error; the log file keeps the record.
+        log.info(
+            "%s",
+            self._scrub(
+                f"model call to {self.base_url} failed after {attempt} attempt{'s' if attempt > 1 else ''} "
+                f"[{fault.kind.value}, {_error_class(exc)}]: {type(error).__name__}: {error.message}"
+            ),
+        )
+
+    def _scrub(self, text: str) -> str:
+        return redact_text(text, (self._api_key,))
 
     def _deadline(self) -> float:
         return time.monotonic() + self.timeout
@@ -249,7 +283,9 @@ class Provider:
             except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
                 fault = classify(exc, ctx)
                 if yielded:  # the user has seen part of this reply: a retry would duplicate it
-                    raise interrupted(fault, ctx, assembler.text) from exc
+                    cut = interrupted(fault, ctx, assembler.text)
+                    self._log_failure(attempt, exc, Fault(fault.kind, False, fault.reason, cut))
+                    raise cut from exc
                 await self._before_retry(attempt, exc, fault, on_retry)
 
     async def _stream_attempt(
@@ -303,6 +339,15 @@ class Provider:
                 body, attempt, cleaned = valid_json(body), 0, True
             except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
                 await self._before_retry(attempt, exc, classify(exc, ctx), on_retry)
+
+
+def _error_class(exc: BaseException) -> str:
+    """The exception's class, and the deepest cause's when it differs (the SDK wraps httpx's)."""
+    root, seen = exc, 0
+    while seen < 16 and (root.__cause__ or root.__context__) is not None:
+        root, seen = root.__cause__ or root.__context__, seen + 1  # type: ignore[assignment]
+    name = type(exc).__name__
+    return name if type(root) is type(exc) else f"{name} from {type(root).__name__}"
 
 
 def _check_not_empty(response: LLMResponse, ctx: CallContext, *, events: int | None, choices: int) -> None:

@@ -27,10 +27,13 @@ class Usage:
         if usage is None:
             return None
         details = _get(usage, "prompt_tokens_details")
+        cached = _count(_get(details, "cached_tokens")) if details is not None else None
+        if cached is None:  # DeepSeek reports its disk cache at the top level
+            cached = _count(_get(usage, "prompt_cache_hit_tokens"))
         return cls(
             prompt_tokens=_count(_get(usage, "prompt_tokens")),
             completion_tokens=_count(_get(usage, "completion_tokens")),
-            cached_tokens=_count(_get(details, "cached_tokens")) if details is not None else None,
+            cached_tokens=cached,
         )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
 from catbuddy.session.store import Session, SessionStore
+from catbuddy.session.usage import USAGE_KIND, SessionUsage, usage_of
 
 
 @dataclass
@@ -23,6 +24,7 @@ class Conversation:
     transcript: list[dict[str, Any]] = field(default_factory=list)  # every message, folded ones too
     problems: list[str] = field(default_factory=list)  # found while loading, for the front end
     resumed: bool = False
+    usage: SessionUsage = field(default_factory=SessionUsage)  # the provider's usage reports, summed
 
     @classmethod
     def create(cls, store: SessionStore, work_root: Any, model: str) -> Conversation:
@@ -43,6 +45,7 @@ class Conversation:
             [record.message for record in loaded.messages],
             list(loaded.problems) + list(history.problems),
             resumed=True,
+            usage=usage_of(loaded.records),
         )
 
     @property
@@ -66,6 +69,8 @@ class Conversation:
 
     def record(self, kind: str, **data: Any) -> None:
         """An event record (stop, error, governance, approval, usage, …); nothing once closed."""
+        if kind == USAGE_KIND:
+            self.usage = self.usage.add_report(data)
         if not self.session.closed:
             self.session.append_event(kind, **data)
 

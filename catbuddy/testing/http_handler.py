@@ -34,6 +34,7 @@ class RecordedRequest:
     body: dict[str, Any]
     headers: dict[str, str]  # names lower-cased; the authorization value is replaced by "<redacted>"
     prompt_tokens: int | None = None  # as the server counts (and reports) them
+    cached_tokens: int = 0  # of those, served from the simulated prefix cache
     outcome: str = "pending"  # streamed, completed, error <status>, context_length_exceeded, disconnected …
     reply_no: int | None = None  # which script reply answered it (1-based), None if none was used
     finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
@@ -76,6 +77,11 @@ class ChatBackend(Protocol):
     def count_prompt(self, body: Mapping[str, Any]) -> int: ...
 
     def count_completion(self, reply: ReplySpec, model: str) -> int: ...
+
+    def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int: ...
+
+    @property
+    def cache_report(self) -> str: ...
 
     def over_window(self, body: Mapping[str, Any], prompt_tokens: int) -> ErrorSpec | None: ...
 
@@ -174,7 +180,10 @@ class ChatHandler(BaseHTTPRequestHandler):
         if reply.error is not None:
             self._refuse(record, reply.error)
             return
-        usage = wire.usage_dict(record.prompt_tokens, llm.count_completion(reply, model))
+        record.cached_tokens = llm.cached_prompt(body, record.prompt_tokens)
+        usage = wire.usage_dict(
+            record.prompt_tokens, llm.count_completion(reply, model), record.cached_tokens, llm.cache_report
+        )
         ctx = wire.StreamContext(
             f"chatcmpl-scripted-{record.index}", model, int(time.time()), f"call_{record.index}"
         )

@@ -18,6 +18,10 @@ from catbuddy.messages import content_text, strip_runtime_block
 DEFAULT_CHUNK_SIZE = 8
 DEFAULT_MODEL = "scripted"  # the model name the scripted server answers to by default
 EXHAUSTED_MODES = ("echo", "error")
+SUMMARY_MODES = ("script", "short")  # a compaction's summary request: the next reply, or a short summary
+# How catbuddy's compaction prompt (templates/compact.md.j2) begins: it marks a summary request.
+SUMMARY_MARKER = "You are compacting the history of a long coding session"
+SHORT_SUMMARY_QUOTE_CHARS = 80
 # What a malformed chunk carries unless the reply says otherwise: JSON cut off in the middle.
 MALFORMED_DATA = '{"id": "chatcmpl-broken", "object": "chat.completion.chunk", "choices": [{"delta": {"cont'
 TOOL_CALL_ID_FAULTS = ("missing", "empty", "duplicate")
@@ -174,6 +178,37 @@ class Reply:
         return ReplySpec(text=f"Echo: {last_user_text(request)}")
 
 
+def is_summary_request(request: Mapping[str, Any]) -> bool:
+    """Whether a chat request is catbuddy asking for a compaction summary (either way it asks)."""
+    return any(
+        isinstance(m, Mapping) and content_text(m.get("content")).lstrip().startswith(SUMMARY_MARKER)
+        for m in request.get("messages") or []
+    )
+
+
+def short_summary(request: Mapping[str, Any]) -> ReplySpec:
+    """A summary far shorter than any history worth folding, in the sections the prompt asks for, so
+    a keyless demo can show a compaction that saves tokens (an echo would be longer than its input)."""
+    users = [
+        strip_runtime_block(content_text(m.get("content"))).strip()
+        for m in request.get("messages") or []
+        if isinstance(m, Mapping) and m.get("role") == "user"
+        and not content_text(m.get("content")).lstrip().startswith(SUMMARY_MARKER)
+    ]
+    latest = " ".join(users[-1].split()) if users else ""
+    if len(latest) > SHORT_SUMMARY_QUOTE_CHARS:
+        latest = latest[: SHORT_SUMMARY_QUOTE_CHARS - 1] + "…"
+    text = (
+        "## Goal\nTry catbuddy's keyless demo and watch its context engineering.\n\n"
+        "## Rules and preferences\nnone\n\n"
+        "## Decisions\nA scripted model answers; this summary is scripted too.\n\n"
+        f"## State of the work\nThe user looked around the demo project; last said: \"{latest}\".\n\n"
+        "## Open questions\nnone\n\n"
+        "## Next step\nKeep chatting; /context shows the summary in force."
+    )
+    return ReplySpec(text=text)
+
+
 def last_user_text(request: Mapping[str, Any]) -> str:
     for message in reversed(request.get("messages") or []):
         if isinstance(message, Mapping) and message.get("role") == "user":
@@ -211,7 +246,9 @@ ERROR_KEYS = {
     "param": str,
     "retry_after": (int, float),
 }
-SCRIPT_KEYS = ("replies", "exhausted", "context_window", "prompt_token_factor", "api_key", "models")
+SCRIPT_KEYS = (
+    "replies", "exhausted", "summaries", "context_window", "prompt_token_factor", "api_key", "models"
+)
 
 
 @dataclass
@@ -331,6 +368,8 @@ def script_from_json(data: Any, source: str = "script") -> ScriptFile:
 def _check_options(source: str, options: dict[str, Any]) -> None:
     if options.get("exhausted", "echo") not in EXHAUSTED_MODES:
         raise ScriptError(f"{source}: `exhausted` must be one of {', '.join(EXHAUSTED_MODES)}")
+    if options.get("summaries", "script") not in SUMMARY_MODES:
+        raise ScriptError(f"{source}: `summaries` must be one of {', '.join(SUMMARY_MODES)}")
     window = options.get("context_window")
     if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
         raise ScriptError(f"{source}: `context_window` must be a positive integer, got {window!r}")
@@ -342,6 +381,10 @@ def _check_options(source: str, options: dict[str, Any]) -> None:
     models = options.get("models")
     if models is not None and (not isinstance(models, list) or not all(isinstance(m, str) for m in models)):
         raise ScriptError(f"{source}: `models` must be a list of model names")
+    if not isinstance(options.get("prefix_cache", True), bool):
+        raise ScriptError(f"{source}: `prefix_cache` must be true or false")
+    if options.get("cache_report", "openai") not in ("openai", "deepseek", "none"):
+        raise ScriptError(f"{source}: `cache_report` must be one of openai, deepseek, none")
 
 
 def load_script(path: str | Path) -> ScriptFile:

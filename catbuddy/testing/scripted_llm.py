@@ -2,8 +2,10 @@
 
 Run it by hand::
 
-    python -m catbuddy.testing.scripted_llm examples/demo_script.json [--port 8765] [--strict]
+    python -m catbuddy.testing.scripted_llm SCRIPT.json [--port 8765] [--strict]
     OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=anything CATBUDDY_MODEL=scripted catbuddy
+
+(``catbuddy demo`` does both with the shipped ``catbuddy/testing/demo_script.json``.)
 
 or from Python::
 
@@ -22,11 +24,19 @@ Script file format (JSON). Either a list of replies, or an object::
     {
       "replies": [ ...replies... ],
       "exhausted": "echo",            // or "error" (strict); --strict on the command line
+      "summaries": "script",          // or "short": a compaction's summary request (catbuddy's
+                                      // compaction prompt) gets a short scripted summary and
+                                      // uses no reply of the script
       "context_window": 8192,         // optional: 400 context_length_exceeded above it
       "prompt_token_factor": 1.0,     // optional: report prompt_tokens × this (a "bigger" tokenizer)
       "api_key": "secret",            // optional: require Authorization: Bearer secret
-      "models": ["scripted"]          // optional: other model names get 404 model_not_found
+      "models": ["scripted"],         // optional: other model names get 404 model_not_found
+      "prefix_cache": true,           // optional: simulate a provider prompt cache (default on)
+      "cache_report": "openai"        // or "deepseek" (prompt_cache_hit_tokens) or "none"
     }
+
+Usage carries the prompt tokens the simulated cache served (see ``prefix_cache.py``): OpenAI's
+``prompt_tokens_details.cached_tokens`` by default, as a provider does, from 1,024 prompt tokens up.
 
 A reply is a string (a text reply) or an object with these keys, all optional (but a reply needs
 text, tool_calls or error)::
@@ -82,6 +92,7 @@ from typing import Any
 
 from catbuddy.redact import REDACTED
 from catbuddy.testing.http_handler import ChatHandler, RecordedRequest
+from catbuddy.testing.prefix_cache import PrefixCache
 from catbuddy.testing.script import (
     DEFAULT_MODEL,
     ErrorSpec,
@@ -91,7 +102,9 @@ from catbuddy.testing.script import (
     ScriptItem,
     ToolCallSpec,
     as_script,
+    is_summary_request,
     load_script,
+    short_summary,
 )
 
 __all__ = [
@@ -106,6 +119,7 @@ __all__ = [
 ]
 
 DEFAULT_ENCODING = "o200k_base"
+CACHE_REPORTS = ("openai", "deepseek", "none")  # how usage reports cached prompt tokens
 
 SHUTDOWN_POLL = 0.02  # serve_forever's poll interval: how long close() may wait for the loop to notice
 _COUNTER_LOCK = threading.Lock()  # tiktoken takes ~1 s to load once; never load it twice at a time
@@ -134,6 +148,9 @@ class ScriptedLLM:
         api_key: str | None = None,
         models: Sequence[str] | None = None,
         log: Callable[[str], None] | None = None,
+        short_summaries: bool = False,
+        prefix_cache: PrefixCache | None | bool = True,
+        cache_report: str = "openai",
     ) -> None:
         self._script: list[ScriptItem] = as_script(script)
         self.host = host
@@ -145,6 +162,12 @@ class ScriptedLLM:
         self.api_key = api_key
         self.models = list(models) if models else None
         self._log = log
+        self.short_summaries = short_summaries  # answer summary requests with short_summary()
+        # A provider-like prompt cache is on by default; False turns it off (cached tokens always 0).
+        self.prefix_cache = PrefixCache() if prefix_cache is True else prefix_cache or None
+        if cache_report not in CACHE_REPORTS:
+            raise ValueError(f"cache_report must be one of {', '.join(CACHE_REPORTS)}, got {cache_report!r}")
+        self._cache_report = cache_report
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._replies_used = 0
@@ -239,6 +262,8 @@ class ScriptedLLM:
         return record
 
     def next_reply(self, body: dict[str, Any], record: RecordedRequest) -> ReplySpec:
+        if self.short_summaries and is_summary_request(body):
+            return short_summary(body)
         with self._lock:
             item = self._script.pop(0) if self._script else None
             if item is not None:
@@ -266,6 +291,17 @@ class ScriptedLLM:
         counter = _counter(str(body.get("model") or DEFAULT_MODEL))
         counted = counter.count_request(body.get("messages") or [], body.get("tools"))
         return math.ceil(counted * self.prompt_token_factor)
+
+    def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int:
+        """Prompt tokens the simulated prefix cache serves for this request (and remember its prefix)."""
+        if self.prefix_cache is None:
+            return 0
+        counter = _counter(str(body.get("model") or DEFAULT_MODEL))
+        return self.prefix_cache.served(body, prompt_tokens, counter.count_text)
+
+    @property
+    def cache_report(self) -> str:
+        return self._cache_report
 
     def count_completion(self, reply: ReplySpec, model: str) -> int:
         counter = _counter(model)
@@ -335,7 +371,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prompt_token_factor=float(options.get("prompt_token_factor", 1.0)),
         api_key=options.get("api_key"),
         models=options.get("models"),
+        prefix_cache=bool(options.get("prefix_cache", True)),
+        cache_report=str(options.get("cache_report", "openai")),
         log=None if args.quiet else lambda line: print(line, flush=True),
+        short_summaries=options.get("summaries") == "short",
     )
     try:
         llm.start()

@@ -94,7 +94,7 @@ def _tool_call_deltas(reply: ReplySpec, ids: list[str | None]) -> list[dict[str,
 
 
 def stream_chunks(
-    reply: ReplySpec, ctx: StreamContext, *, include_usage: bool, usage: dict[str, int]
+    reply: ReplySpec, ctx: StreamContext, *, include_usage: bool, usage: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """Every ``chat.completion.chunk`` of a streamed reply, in order (``[DONE]`` not included)."""
     if reply.no_choices:  # what some proxies send when the upstream failed: usage, or nothing, no choices
@@ -125,7 +125,7 @@ def stream_chunks(
     return chunks
 
 
-def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, int]) -> dict[str, Any]:
+def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, Any]) -> dict[str, Any]:
     """A non-streamed ``chat.completion`` object."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
     if reply.tool_calls and not reply.empty:
@@ -152,12 +152,22 @@ def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, int]) -
     }
 
 
-def usage_dict(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {
+def usage_dict(
+    prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_report: str = "openai"
+) -> dict[str, Any]:
+    """A usage object as the provider family ``cache_report`` names writes it: OpenAI's
+    ``prompt_tokens_details.cached_tokens`` or DeepSeek's ``prompt_cache_hit_tokens``/``…miss_tokens``."""
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if cache_report == "openai":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    elif cache_report == "deepseek":
+        usage["prompt_cache_hit_tokens"] = cached_tokens
+        usage["prompt_cache_miss_tokens"] = prompt_tokens - cached_tokens
+    return usage
 
 
 def error_body(spec: ErrorSpec) -> dict[str, Any]:

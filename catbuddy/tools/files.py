@@ -136,7 +136,10 @@ class ReadFileTool(Tool):
         limit = min(int_arg(args, "limit", READ_MAX_LINES, 1), READ_MAX_LINES)
         info = check_regular(path, shown, "read")
         if info is None:
-            raise not_found(path, shown)
+            default = ctx.workspace.shipped_default_for(path)
+            if default is None:
+                raise not_found(path, shown)
+            return _read_default(default, shown, offset, limit)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory; use list_dir to see what it holds.")
         read = _read_lines(path, shown, offset, limit)
@@ -158,6 +161,20 @@ class ReadFileTool(Tool):
                 "the file is not UTF-8 text, so edit_file cannot change it.]"
             )
         return ToolResult(body, meta={"lines": len(read.lines), "total_lines": read.total})
+
+
+def _read_default(text: str, shown: str, offset: int, limit: int) -> ToolResult:
+    """A workspace file that does not exist yet reads as the shipped default catbuddy uses in its place."""
+    lines = text.splitlines()
+    shown_lines = lines[offset - 1 : offset - 1 + limit]
+    if lines and not shown_lines:
+        raise ToolError(f"offset {offset} is past the end of {shown}, which has {len(lines):,} lines.")
+    body = number_lines(shown_lines, offset)
+    note = (
+        f"[{shown} does not exist yet: this is the shipped default catbuddy uses in its place. "
+        "edit_file or write_file creates the file.]"
+    )
+    return ToolResult(f"{body}\n\n{note}", meta={"lines": len(shown_lines), "default": True})
 
 
 @dataclass
@@ -292,11 +309,15 @@ class EditFileTool(Tool):
             raise ToolError("`old_string` and `new_string` are the same; nothing to change.")
         path = resolve_path(ctx, args.get("path"), for_write=True)
         shown = display_path(ctx, path)
+        default = None
         if check_regular(path, shown, "edit") is None:
-            raise not_found(path, shown)
-        if path.is_dir():
+            # A workspace file still shipped as a default: edit the default; the edit creates the file.
+            default = ctx.workspace.shipped_default_for(path)
+            if default is None:
+                raise not_found(path, shown)
+        elif path.is_dir():
             raise ToolError(f"{shown} is a directory.")
-        file = load_text(path, shown)
+        file = TextFile(default, False, False) if default is not None else load_text(path, shown)
         if file.crlf:  # the model writes "\n"; the file keeps its CRLF on the way out
             old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
         text = file.text
@@ -311,10 +332,16 @@ class EditFileTool(Tool):
             )
         first_line = text[: text.index(old)].count("\n") + 1
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        if default is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ToolError(f"cannot create the folder of {shown} ({exc.strerror or exc}).") from None
         write_bytes(path, shown, file.encode(updated))
         diff = unified_diff(text, updated, shown)
         replaced = count if args.get("replace_all") else 1
-        summary = f"Edited {shown}: replaced {replaced} occurrence{'s' if replaced > 1 else ''} (first at line {first_line})."
+        verb = f"Created {shown} from the shipped default and edited it" if default is not None else f"Edited {shown}"
+        summary = f"{verb}: replaced {replaced} occurrence{'s' if replaced > 1 else ''} (first at line {first_line})."
         capped = truncate_lines(diff, DIFF_MAX_LINES, "Read the file to see the rest.")
         return ToolResult(f"{summary}\n\n{capped}", display=diff, meta={"replacements": replaced})
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Button, OptionList, TextArea
@@ -22,6 +23,7 @@ from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
+from catbuddy.tui import type_through
 from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
 from catbuddy.tui.screens.setup import SetupResult, SetupScreen
 from catbuddy.tui.slash import SlashCommands
@@ -35,6 +37,15 @@ FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
 
 LoopFactory = Callable[..., Agent]
+
+
+def preload(settings: Settings) -> None:
+    """In a worker thread before the session opens: the engine's modules and the tokenizer, which
+    would otherwise load on the event loop (~0.3 s) while the user may already be typing."""
+    import catbuddy.agent.loop  # noqa: F401
+    from catbuddy.context.tokens import counter_for
+
+    counter_for(settings.encoding_for())
 
 
 def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any) -> Agent:
@@ -62,6 +73,7 @@ class CatbuddyApp(SlashCommands):
         continue_latest: bool = False,
         loop_factory: LoopFactory = default_loop_factory,
         approval_arm_delay: float = ARM_DELAY,
+        first_message: str | None = None,
     ) -> None:
         super().__init__()
         self.workspace = workspace
@@ -73,7 +85,9 @@ class CatbuddyApp(SlashCommands):
         self.loop: Agent | None = None
         self.session_id: str | None = None
         self.first_frame_at: float | None = None
-        self._pending_inputs: list[str] = []  # typed before the loop was ready
+        # Typed before the loop was ready (the demo's first message is sent this way, for the user).
+        self._pending_inputs: list[str] = [first_message] if first_message else []
+        self._early: list[tuple[str, UserBlock]] = []  # shown at once, their turn not started yet
         self._events: list[ev.Event] = []
         self._wake = asyncio.Event()
         self._reply: AssistantBlock | None = None
@@ -148,6 +162,10 @@ class CatbuddyApp(SlashCommands):
         self._after_first_frame()
 
     async def _start_loop(self) -> None:
+        try:
+            await asyncio.to_thread(preload, self.settings)
+        except Exception as exc:  # the loop's own start reports what is wrong
+            self.log.warning(f"preloading failed: {exc!r}")
         loop = self.loop_factory(
             self.workspace, self.settings, resume=self.resume_id, continue_latest=self.continue_latest
         )
@@ -161,21 +179,22 @@ class CatbuddyApp(SlashCommands):
             return
         self.loop = loop
         self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
-        await self.show_session()
+        await self.show_session(keep=[block for _, block in self._early])
         pending, self._pending_inputs = self._pending_inputs, []
         for text in pending:
             loop.submit(text)
         self.refresh_queue()
 
-    async def show_session(self) -> None:
-        """Mount the (newest part of the) session and fill the status bar."""
+    async def show_session(self, keep: list[UserBlock] | None = None) -> None:
+        """Mount the (newest part of the) session and fill the status bar; ``keep``: blocks of
+        messages sent before the session opened, left after it."""
         loop = self.loop
         assert loop is not None
         self.session_id = loop.session_id
         self._events.clear()  # anything still pending belongs to the view being replaced
         self._reply = None
         self._tools.clear()
-        await self.transcript.reset(loop.transcript())
+        await self.transcript.reset(loop.transcript(), keep=keep or [])
         self.status.set(
             model=loop.model,
             session_id=loop.session_id,
@@ -198,7 +217,12 @@ class CatbuddyApp(SlashCommands):
         except Exception as exc:  # a broken workspace file must not take the UI down
             self.notice(f"Could not measure the context: {exc}", "warning")
             return
-        self.status.set(used=report.used, budget=report.budget, compact_at=report.compact_threshold_tokens)
+        self.status.set(
+            used=report.used,
+            budget=report.budget,
+            compact_at=report.compact_threshold_tokens,
+            cache_hit=report.usage.last_hit_rate if report.usage is not None else None,
+        )
 
     # --- events from the loop -----------------------------------------------------------------
 
@@ -249,9 +273,13 @@ class CatbuddyApp(SlashCommands):
 
     async def _handle(self, event: ev.Event) -> None:
         if isinstance(event, ev.TurnStarted):
-            await self.transcript.add(
-                UserBlock(strip_runtime_block(event.user_text), self.transcript.user_count)
-            )
+            early = self._early.pop(0)[1] if self._early and self._early[0][0] == event.user_text else None
+            if early is not None:  # shown when it was sent
+                early.user_ordinal = self.transcript.user_count
+            else:
+                await self.transcript.add(
+                    UserBlock(strip_runtime_block(event.user_text), self.transcript.user_count)
+                )
             self.transcript.user_count += 1
             self.refresh_queue()
         elif isinstance(event, ev.StateChanged):
@@ -275,6 +303,9 @@ class CatbuddyApp(SlashCommands):
             self.status.set(
                 used=event.used, budget=event.budget, compact_at=event.compact_at, model=event.model
             )
+        elif isinstance(event, ev.UsageReported):
+            if event.prompt_tokens:
+                self.status.set(cache_hit=min(1.0, event.cached_tokens / event.prompt_tokens))
         elif isinstance(event, ev.GovernanceReported):
             self.notice(f"⚙ {event.summary}", "info")
         elif isinstance(event, ev.Notice):
@@ -360,16 +391,35 @@ class CatbuddyApp(SlashCommands):
 
     # --- input ----------------------------------------------------------------------------------
 
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            isinstance(event, events.Key | events.Paste)
+            and not event.is_forwarded
+            and type_through.route(self, event, self.screen_stack[0].query_one(PromptArea))
+        ):
+            return
+        await super().on_event(event)
+
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
         text = message.text
         if await self.run_slash(text):
             return
         self.transcript.follow()  # sending brings the view back to the live end
+        starts_now = not (self.running() or self.loop.queued) if self.loop else not self._pending_inputs
+        if starts_now:
+            await self.show_early(text)  # it starts a turn (now, or once the session opens)
         if self.loop is None:
             self._pending_inputs.append(text)
         else:
             self.loop.submit(text)
         self.refresh_queue()
+
+    async def show_early(self, text: str) -> None:
+        """The user's message appears the moment it is sent, not when the loop reports the turn (the
+        first one may wait for the session to open); TurnStarted then finds it here."""
+        block = UserBlock(strip_runtime_block(text))
+        self._early.append((text, block))
+        await self.transcript.add(block)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if isinstance(event.option_list, Completer) and event.option.id:

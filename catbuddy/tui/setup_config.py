@@ -2,22 +2,50 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 CONNECT_TIMEOUT = 10.0
 TOP_LEVEL_KEY = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
 TABLE_HEADER = re.compile(r"^\s*\[")
+LOCAL_HOSTS = ("localhost", "localhost.localdomain")
 
 
 @dataclass(frozen=True)
 class ConnectionResult:
     ok: bool
     message: str
+
+
+def is_local_endpoint(base_url: str) -> bool:
+    """An endpoint on this machine (localhost, 127.x, ::1) or a private network, where servers such as
+    Ollama, vLLM or llama.cpp usually need no key."""
+    host = (urlparse(base_url).hostname or "").lower()
+    if host in LOCAL_HOSTS or host.endswith(".localhost") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def missing_key_message(base_url: str, key_env: str) -> str:
+    """The words for "no key anywhere", different for a local server (which may need none)."""
+    where = base_url.rstrip("/") or "the endpoint"
+    variable = key_env or "OPENAI_API_KEY"
+    if is_local_endpoint(base_url):
+        return (
+            f"No API key: fine for a local server at {where} that needs none; "
+            f"otherwise enter a key or set {variable}."
+        )
+    return f"No API key: the endpoint at {where} will likely refuse requests. Enter a key or set {variable}."
 
 
 def _toml_string(value: str) -> str:
@@ -58,7 +86,7 @@ def update_config(path: Path, values: dict[str, str]) -> None:
         os.chmod(path, 0o600)  # it now holds a secret
 
 
-async def check_connection(base_url: str, api_key: str, model: str) -> ConnectionResult:
+async def check_connection(base_url: str, api_key: str, model: str, *, key_env: str = "") -> ConnectionResult:
     """GET {base_url}/models; when an endpoint has no model list, a one-token chat call instead."""
     import httpx
 
@@ -78,6 +106,12 @@ async def check_connection(base_url: str, api_key: str, model: str) -> Connectio
             False,
             f"Could not reach {base} ({type(exc).__name__}: {exc}). Check the endpoint URL "
             "(it usually ends in /v1; Ollama: http://localhost:11434/v1) and that the server runs.",
+        )
+    if response.status_code in (401, 403) and not api_key:
+        return ConnectionResult(
+            False,
+            f"{base} needs an API key (HTTP {response.status_code}) and none was sent. "
+            f"Enter a key or set {key_env or 'OPENAI_API_KEY'}.",
         )
     if response.status_code in (401, 403):
         return ConnectionResult(

@@ -58,6 +58,12 @@ def parse(text: str) -> ParsedCommand | None:
     return ParsedCommand(head.lower(), rest.strip())
 
 
+def is_full_command(text: str) -> bool:
+    """`/context` (one known command name, nothing else): Enter runs it, whatever the list shows."""
+    parsed = parse(text)
+    return parsed is not None and not parsed.argument and "\n" not in text.strip() and parsed.name in BY_NAME
+
+
 def complete(prefix: str) -> list[SlashCommand]:
     """Commands whose name starts with what was typed after the slash (all of them for a bare `/`)."""
     word = prefix.lstrip("/").lower()

@@ -12,7 +12,17 @@ from catbuddy.agent.loop import AgentLoop
 from catbuddy.llm.provider import Provider
 from catbuddy.testing.fixtures import scripted_llm, scripted_llm_factory  # noqa: F401
 from catbuddy.testing.scripted_llm import ScriptedLLM
-from catbuddy.workspace import Workspace
+from catbuddy.workspace import BOOTSTRAP_FILES, Workspace
+
+
+@pytest.fixture
+def workspace(workspace: Workspace) -> Workspace:
+    """A project whose workspace files exist and are empty: no bootstrap layer, as the budget figures
+    of these tests assume (the shipped defaults would otherwise be read in place of missing files)."""
+    workspace.project_dir.mkdir(exist_ok=True)
+    for name in BOOTSTRAP_FILES:
+        (workspace.project_dir / name).write_text("")
+    return workspace
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,11 @@ async def test_the_status_before_a_call_is_the_request_the_server_received(works
     factor = loop.turn_context().calibration_factor
     statuses = events.of(ContextStatus)
     sent = [math.ceil(counter.count_request(r.messages, r.tools) * factor) for r in scripted_llm.requests]
-    assert [s.used for s in statuses[: len(sent)]] == sent
+    # Before each call, the figure of the request it sends; between them, after the tool-call reply, the
+    # history with that reply (what /context shows while the tool runs).
+    used = [s.used for s in statuses]
+    assert used[0] == sent[0] and used[2] == sent[1]
+    assert sent[0] < used[1] < sent[1]
 
 
 async def test_the_status_after_a_turn_is_what_context_shows(workspace, scripted_llm, make_loop):

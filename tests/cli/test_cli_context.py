@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from catbuddy.cli import app
 from catbuddy.context.governor import protocol_problems
 
-WINDOW = 5000
+WINDOW = 6500  # room for the shipped workspace defaults, which the prompt reads in place
 
 
 def write_session(path: Path, messages: list[dict[str, Any]], extra_lines: list[str] = ()) -> Path:

@@ -81,11 +81,11 @@ def test_bootstrap_files_in_order(ws: Workspace) -> None:
     assert [text.index(n) for n in names] == sorted(text.index(n) for n in names)
 
 
-def test_missing_and_empty_files_are_skipped(ws: Workspace) -> None:
+def test_a_missing_file_reads_as_the_shipped_default_and_an_empty_one_is_skipped(ws: Workspace) -> None:
     (ws.project_dir / "SOUL.md").unlink()
     touch(ws.project_dir / "TOOLS.md", "   \n")
     text = builder(ws).system_prompt()
-    assert "## SOUL.md" not in text
+    assert "## SOUL.md" in text and "cat-spirit coding companion" in text
     assert "## TOOLS.md" not in text
     assert "## AGENTS.md" in text
 

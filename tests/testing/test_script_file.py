@@ -16,7 +16,7 @@ from catbuddy.testing.script import ScriptError, load_script, reply_from_json, s
 from catbuddy.testing.scripted_llm import ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "examples" / "demo_script.json"
+DEMO = REPO / "catbuddy" / "testing" / "demo_script.json"
 
 
 def test_a_script_file_with_options_loads_every_reply_kind(tmp_path: Path) -> None:
@@ -83,20 +83,22 @@ def test_python_lists_may_mix_json_forms() -> None:
     assert reply_from_json({"text": "x", "finish_reason": "length"}).resolved_finish_reason == "length"
 
 
-def test_the_demo_script_plays_greeting_tools_then_markdown() -> None:
+def test_the_demo_script_plays_greeting_tools_explanations_then_echo() -> None:
     script = load_script(DEMO)
     assert all(r.delay > 0 for r in script.replies)  # the demo streams visibly; the test need not wait
+    assert script.options["summaries"] == "short"
     quick = [replace(r, delay=0.0) for r in script.replies]
     with ScriptedLLM(quick, strict=script.options.get("exhausted") == "error") as llm:
         sdk = openai.OpenAI(base_url=llm.base_url, api_key="anything", max_retries=0)
         user = [{"role": "user", "content": "hi"}]
         replies = [
-            sdk.chat.completions.create(model="scripted", messages=user).choices[0].message for _ in range(4)
+            sdk.chat.completions.create(model="scripted", messages=user).choices[0].message
+            for _ in range(len(quick) + 1)
         ]
-    assert "catbuddy" in replies[0].content
+    assert "/context" in replies[0].content and "compact" in replies[0].content  # says what to try
     assert [c.function.name for c in replies[1].tool_calls] == ["list_dir", "read_file"]
     assert "```python" in replies[2].content
-    assert replies[3].content == "Echo: hi"
+    assert replies[-1].content == "Echo: hi"
 
 
 def _cli(*args: str) -> subprocess.Popen[str]:

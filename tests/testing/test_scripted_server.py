@@ -108,6 +108,7 @@ def test_usage_chunk_only_when_include_usage_is_set() -> None:
         "prompt_tokens": expected_prompt,
         "completion_tokens": 1,
         "total_tokens": expected_prompt + 1,
+        "prompt_tokens_details": {"cached_tokens": 0},  # a short prompt is never cached
     }
     assert all(c["usage"] is None for c in with_usage[:-1])
 

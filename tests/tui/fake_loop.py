@@ -45,6 +45,8 @@ class FakeReport:
     max_output_tokens: int = 4_096
     sandbox: str = ""
     folded_messages: int = 0
+    usage: Any = None
+    price: Any = None
 
 
 @dataclass

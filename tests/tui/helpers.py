@@ -51,3 +51,14 @@ def make_long_session(workspace: Any, messages: int, model: str = "scripted") ->
         index += 4
     session.close()
     return session.id
+
+
+def burst(app: Any, text: str, *keys: str) -> None:
+    """Post the keys of `text` (then `keys`, e.g. "enter") to the app all at once, as a paste or a
+    fast typist does: no key waits for the one before it to be handled."""
+    from textual import events
+
+    for char in text:
+        app.post_message(events.Key("space" if char == " " else char, char))
+    for key in keys:
+        app.post_message(events.Key(key, "\r" if key == "enter" else None))

@@ -144,3 +144,11 @@ def test_the_status_bar_warns_only_when_commands_run_unsandboxed(sandbox: str, w
     assert ("sandbox " + sandbox in text) is warned
     if warned:
         assert text.index("sandbox") < text.index("session")
+
+
+@pytest.mark.parametrize(("hit", "shown"), [(None, None), (0.0, "cache 0%"), (0.936, "cache 94%"), (1.0, "cache 100%")])
+def test_the_status_bar_shows_the_last_calls_cache_hit_rate_once_reported(hit: float | None, shown: str | None) -> None:
+    text = render_status(StatusInfo(model="m", used=9000, budget=20000, cache_hit=hit, session_id="s1")).plain
+    assert ("cache" in text) is (shown is not None)
+    if shown:
+        assert shown in text and text.index(shown) < text.index("session")

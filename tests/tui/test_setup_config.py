@@ -45,3 +45,13 @@ async def test_connection_check_explains_an_unreachable_endpoint() -> None:
     result = await check_connection("http://127.0.0.1:9/v1", "k", "m")
     assert not result.ok
     assert "Could not reach" in result.message and "/v1" in result.message
+
+
+async def test_connection_check_names_a_missing_key_as_missing() -> None:
+    with ScriptedLLM([], api_key="secret") as llm:
+        missing = await check_connection(llm.base_url, "", "scripted", key_env="MY_KEY")
+        wrong = await check_connection(llm.base_url, "not-it", "scripted", key_env="MY_KEY")
+        right = await check_connection(llm.base_url, "secret", "scripted", key_env="MY_KEY")
+    assert not missing.ok and "none was sent" in missing.message and "MY_KEY" in missing.message
+    assert not wrong.ok and "refused the key" in wrong.message
+    assert right.ok

@@ -142,3 +142,25 @@ def test_setup_screen(snap_compare) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=(110, 40), run_before=run_before)
+
+
+def test_setup_screen_at_80x24(snap_compare, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    app, _ = make(Settings())
+
+    async def run_before(pilot) -> None:
+        await wait_for(pilot, lambda: app.screen.id == "setup")
+        app.screen.query_one("#setup-model").value = "gpt-4o"
+        app.screen.query_one("#setup-save").focus()  # scrolls down to the key warning and the buttons
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_main_screen_at_80_columns(snap_compare) -> None:
+    app, holder = make()
+
+    async def run_before(pilot) -> None:
+        await conversation(pilot, holder)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 class ChoicePicker(ModalScreen[str | None]):
     """Options as (value, description); Enter picks, Esc closes. The current value is marked."""
 
+    type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     BINDINGS = [Binding("escape", "cancel", "Close")]
 
     def __init__(self, title: str, choices: list[tuple[str, str]], current: str | None) -> None:

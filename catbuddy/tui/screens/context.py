@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from catbuddy.context.report import part_label
 from catbuddy.tui.widgets.status import context_colour
 
 CHART_CELLS = 30
@@ -41,6 +42,8 @@ def context_table(report: Any) -> Group:
 
     for layer in report.layers:
         row(f"system · {layer.name}", layer.tokens)
+        for part in getattr(layer, "parts", ()):  # one line per file: instructions, SOUL.md, …
+            row(f"    {part_label(part)}", part.tokens, "dim cyan")
     row("tool schemas", report.tools_tokens)
     row("summary", report.summary_tokens, "magenta")
     row(f"history ({report.history_messages} messages)", report.history_tokens, "green")
@@ -70,7 +73,8 @@ def context_table(report: Any) -> Group:
 
 
 class ContextScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+    type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
+    BINDINGS = [Binding("escape", "dismiss", "Close")]
 
     def __init__(self, report: Any, memory: str = "") -> None:
         super().__init__(id="context-screen")
@@ -79,7 +83,7 @@ class ContextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog"):
-            yield Static(Text("Context  (Esc closes)", style="bold"), classes="dialog-title")
+            yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
             with VerticalScroll():
                 yield Static(context_table(self.report), id="context-table")
                 if self.memory:

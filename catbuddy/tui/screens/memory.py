@@ -108,8 +108,9 @@ class DreamScreen(ModalScreen[DreamChoice]):
 class MemoryView(ModalScreen[None]):
     """``/memory log`` and ``/memory diff``: text to read, Esc closes."""
 
+    type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     DEFAULT_CSS = BOX_CSS
-    BINDINGS = [Binding("escape,q", "close", "Close")]
+    BINDINGS = [Binding("escape", "close", "Close")]
 
     def __init__(self, title: str, body: str) -> None:
         super().__init__(id="memory-view")

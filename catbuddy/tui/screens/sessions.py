@@ -57,6 +57,7 @@ def session_label(info: Any, current: str | None) -> Text:
 
 
 class SessionPicker(ModalScreen[str | None]):
+    type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     BINDINGS = [Binding("escape", "cancel", "Close")]
 
     def __init__(self, sessions: list[Any], current: str | None) -> None:

@@ -1,4 +1,9 @@
-"""First run: endpoint, model and key, a connection test, then config.toml (existing keys kept)."""
+"""First run: endpoint, model and key, a connection test, then config.toml (existing keys kept).
+
+A missing key is said on the screen before saving (a local server may need none; a remote one will
+refuse), saving without one asks for a second press unless the endpoint is local, and Esc or Ctrl+Q
+leaves without writing anything. The form scrolls, so it fits 80×24.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,15 @@ from pathlib import Path
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from catbuddy.tui.setup_config import check_connection, update_config
+from catbuddy.tui.setup_config import check_connection, is_local_endpoint, missing_key_message, update_config
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+QUIT_HINT = "Esc or Ctrl+Q quits without saving · Tab moves between fields"
 
 
 @dataclass(frozen=True)
@@ -27,17 +34,25 @@ class SetupResult:
 
 
 class SetupScreen(Screen[SetupResult]):
+    BINDINGS = [
+        Binding("escape", "quit_setup", "Quit", show=False),
+        Binding("ctrl+q", "quit_setup", "Quit", show=False, priority=True),
+    ]
+
     def __init__(self, config_path: Path, base_url: str | None, api_key_env: str) -> None:
         super().__init__(id="setup")
         self.config_path = config_path
         self.initial_base_url = base_url or DEFAULT_ENDPOINT
         self.initial_key_env = api_key_env
+        self._keyless_confirmed = False  # "Save and start" pressed once already without a key
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="setup-box", classes="dialog"):
+        with VerticalScroll(id="setup-box", classes="dialog"):
             yield Static(Text("Welcome to catbuddy — connect a model", style="bold"), classes="dialog-title")
+            yield Static(Text(QUIT_HINT, style="dim"), id="setup-quit-hint")
             yield Static(
-                "Any OpenAI-compatible endpoint works: OpenAI, DeepSeek, OpenRouter, Ollama, vLLM, llama.cpp.",
+                "Any OpenAI-compatible endpoint works: OpenAI, DeepSeek, OpenRouter, Ollama, vLLM, llama.cpp. "
+                "No key yet? Try `catbuddy demo`.",
                 classes="setup-help",
             )
             yield Label("Endpoint (base URL)")
@@ -48,6 +63,7 @@ class SetupScreen(Screen[SetupResult]):
             yield Input(self.initial_key_env, id="setup-key-env")
             yield Label("API key (optional: leave empty to read it from the variable above)")
             yield Input(password=True, id="setup-key")
+            yield Static("", id="setup-key-status")
             yield Checkbox("Store the key in config.toml (plain text, file mode 600)", id="setup-store-key")
             with Horizontal(id="setup-buttons"):
                 yield Button("Test connection", id="setup-test")
@@ -57,15 +73,38 @@ class SetupScreen(Screen[SetupResult]):
 
     def on_mount(self) -> None:
         self.query_one("#setup-model", Input).focus()
+        self._show_key_status()
 
     def _value(self, name: str) -> str:
         return self.query_one(f"#setup-{name}", Input).value.strip()
 
     def _key(self) -> str:
-        return self._value("key") or os.environ.get(self._value("key-env"), "")
+        return self._value("key") or os.environ.get(self._value("key-env"), "").strip()
 
     def _say(self, message: str, ok: bool) -> None:
-        self.query_one("#setup-result", Static).update(Text(message, style="green" if ok else "red"))
+        result = self.query_one("#setup-result", Static)
+        result.update(Text(message, style="green" if ok else "red"))
+        result.scroll_visible()  # at 80×24 the line sits below the buttons
+
+    def key_problem(self) -> str:
+        """What the screen says about the key: empty when there is one."""
+        if self._key():
+            return ""
+        return missing_key_message(self._value("endpoint"), self._value("key-env"))
+
+    def _show_key_status(self) -> None:
+        problem = self.key_problem()
+        status = self.query_one("#setup-key-status", Static)
+        if problem:
+            status.update(Text(f"⚠ {problem}", style="yellow"))
+        else:
+            source = "typed above" if self._value("key") else f"from ${self._value('key-env')}"
+            status.update(Text(f"✓ API key {source}", style="green"))
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        self._keyless_confirmed = False
+        self._show_key_status()
 
     def _problem(self) -> str:
         if not self._value("endpoint").startswith(("http://", "https://")):
@@ -83,7 +122,9 @@ class SetupScreen(Screen[SetupResult]):
             self._say(problem, False)
             return
         self._say("Testing…", True)
-        result = await check_connection(self._value("endpoint"), self._key(), self._value("model"))
+        result = await check_connection(
+            self._value("endpoint"), self._key(), self._value("model"), key_env=self._value("key-env")
+        )
         self._say(result.message, result.ok)
 
     @on(Button.Pressed, "#setup-save")
@@ -92,6 +133,10 @@ class SetupScreen(Screen[SetupResult]):
         problem = self._problem()
         if problem:
             self._say(problem, False)
+            return
+        if self.key_problem() and not is_local_endpoint(self._value("endpoint")) and not self._keyless_confirmed:
+            self._keyless_confirmed = True
+            self._say(f"{self.key_problem()} Press Save and start again to start without a key.", False)
             return
         values = {
             "base_url": self._value("endpoint"),
@@ -108,3 +153,6 @@ class SetupScreen(Screen[SetupResult]):
         self.dismiss(
             SetupResult(values["base_url"], values["model"], values["api_key_env"], self._key() or None)
         )
+
+    def action_quit_setup(self) -> None:
+        self.app.exit(None)

@@ -42,14 +42,20 @@ class PromptArea(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         completer = self.completer
+        if key in ("up", "down", "tab", "enter"):
+            # Keys typed in a burst are handled before the Changed messages they caused: bring the
+            # list up to date with the text as it is now, not as it was a few keys ago.
+            self.sync_completer()
+        if key == "enter" and slash_table.is_full_command(self.text):
+            self._stop(event)
+            self.submit()  # the command is typed in full: run it, even if it takes an argument
+            return
         if completer.display and key in ("up", "down", "tab", "enter"):
             self._stop(event)
             if key == "up":
                 completer.action_cursor_up()
             elif key == "down":
                 completer.action_cursor_down()
-            elif key == "enter" and self.text.strip() == f"/{completer.selected_name()}":
-                self.submit()  # the command is typed in full: run it, even if it takes an argument
             else:
                 self._accept_completion(run=key == "enter")
             return
@@ -127,9 +133,14 @@ class PromptArea(TextArea):
         self._show(f"/{name} ")
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.sync_completer()
+
+    def sync_completer(self) -> None:
+        """Show the commands matching the text now (a slash word with no space yet), else hide."""
         text = self.text
         if text.startswith("/") and " " not in text and "\n" not in text:
-            self.completer.show_for(text)
+            if not (self.completer.display and self.completer.typed == text):
+                self.completer.show_for(text)
         else:
             self.completer.hide()
 
@@ -141,8 +152,10 @@ class Completer(OptionList):
         super().__init__(id="completer")
         self.display = False
         self.can_focus = False
+        self.typed = ""  # the text the list was made for
 
     def show_for(self, typed: str) -> None:
+        self.typed = typed
         matches = slash_table.complete(typed)
         if not matches or (
             len(matches) == 1 and f"/{matches[0].name}" == typed.strip() and not matches[0].usage

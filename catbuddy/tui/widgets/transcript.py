@@ -6,6 +6,7 @@ Long sessions stay fast because the DOM never holds more than ``PRUNE_AT`` block
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual.containers import VerticalScroll
@@ -95,9 +96,11 @@ class Transcript(VerticalScroll):
     def blocks(self) -> list[Widget]:
         return [child for child in self.children if child is not self.load_button]
 
-    async def reset(self, messages: list[dict[str, Any]]) -> None:
-        """Show a session: the newest messages only, with a control for the rest."""
-        await self.remove_children(self.blocks)
+    async def reset(self, messages: list[dict[str, Any]], keep: Sequence[Widget] = ()) -> None:
+        """Show a session: the newest messages only, with a control for the rest; ``keep``: blocks
+        that stay, after the session's."""
+        kept = [block for block in keep if block.parent is self]
+        await self.remove_children([block for block in self.blocks if block not in kept])
         self.cap = PRUNE_AT
         start = _page_start(messages, len(messages) - INITIAL_MESSAGES)
         first_ordinal = len(_user_positions(messages[:start]))
@@ -107,7 +110,7 @@ class Transcript(VerticalScroll):
         self._update_button()
         widgets = blocks_for(messages[start:], first_ordinal)
         if widgets:
-            await self.mount_all(widgets)
+            await self.mount_all(widgets, before=kept[0] if kept else None)
         self.anchor()
 
     async def add(self, widget: Widget) -> None:

@@ -1,0 +1,126 @@
+"""The first-run set-up screen: a missing key is named before saving, it says how to quit (and Esc /
+Ctrl+Q do), and at 80×24 it scrolls with nothing cut off on the right."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import wait_for
+
+from catbuddy.config import Settings
+from catbuddy.tui.screens.setup import QUIT_HINT, SetupScreen
+from catbuddy.tui.setup_config import is_local_endpoint, missing_key_message
+
+REMOTE = "https://api.example.com/v1"
+LOCAL = "http://localhost:11434/v1"
+
+
+@pytest.fixture
+def no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("CATBUDDY_TEST_KEY", raising=False)
+
+
+def status_text(screen) -> str:
+    return str(screen.query_one("#setup-key-status").render())
+
+
+def result_text(screen) -> str:
+    return str(screen.query_one("#setup-result").render())
+
+
+async def setup_screen(app, pilot) -> SetupScreen:
+    return await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen, what="setup")
+
+
+def fill(screen, endpoint: str, model: str = "some-model", key: str = "", key_env: str = "OPENAI_API_KEY"):
+    screen.query_one("#setup-endpoint").value = endpoint
+    screen.query_one("#setup-model").value = model
+    screen.query_one("#setup-key-env").value = key_env
+    screen.query_one("#setup-key").value = key
+
+
+@pytest.mark.parametrize(
+    "url, local",
+    [(LOCAL, True), ("http://127.0.0.1:8000/v1", True), ("http://[::1]:8080/v1", True),
+     ("http://192.168.1.20:8080/v1", True), (REMOTE, False), ("https://api.openai.com/v1", False)],
+)
+def test_local_endpoints_are_told_apart_from_remote_ones(url, local) -> None:
+    assert is_local_endpoint(url) is local
+
+
+async def test_a_missing_key_is_named_on_the_screen_before_saving(fake_app, no_key) -> None:
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, REMOTE)
+        await pilot.pause(0.1)
+        text = status_text(screen)
+        assert f"No API key: the endpoint at {REMOTE} will likely refuse requests" in text
+        assert "OPENAI_API_KEY" in text
+        fill(screen, REMOTE, key="sk-typed")
+        await pilot.pause(0.1)
+        assert "No API key" not in status_text(screen) and "typed above" in status_text(screen)
+
+
+async def test_a_key_in_the_named_variable_counts(fake_app, no_key, monkeypatch) -> None:
+    monkeypatch.setenv("CATBUDDY_TEST_KEY", "sk-from-env")
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, REMOTE, key_env="CATBUDDY_TEST_KEY")
+        await pilot.pause(0.1)
+        assert "$CATBUDDY_TEST_KEY" in status_text(screen)
+
+
+async def test_saving_without_a_key_for_a_remote_endpoint_asks_for_a_second_press(fake_app, workspace, no_key):
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, REMOTE)
+        await pilot.click("#setup-save")
+        await pilot.pause(0.1)
+        assert "No API key" in result_text(screen) and "again" in result_text(screen)
+        assert app.screen is screen and not (workspace.home / "config.toml").exists()
+        await pilot.click("#setup-save")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="saved")
+    assert 'model = "some-model"' in (workspace.home / "config.toml").read_text()
+
+
+async def test_a_local_endpoint_saves_without_a_key_at_once_but_says_so(fake_app, workspace, no_key):
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, LOCAL)
+        await pilot.pause(0.1)
+        assert status_text(screen).startswith("⚠ " + missing_key_message(LOCAL, "OPENAI_API_KEY")[:40])
+        assert "fine for a local server" in status_text(screen)
+        await pilot.click("#setup-save")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="saved")
+    assert (workspace.home / "config.toml").exists()
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+q"])
+async def test_esc_and_ctrl_q_quit_without_saving_and_the_screen_says_so(fake_app, workspace, key) -> None:
+    app, holder = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        assert QUIT_HINT in str(screen.query_one("#setup-quit-hint").render())
+        screen.query_one("#setup-model").value = "typed-but-not-saved"
+        await pilot.press(key)
+        await wait_for(pilot, lambda: not app.is_running, what="exit")
+    assert app.return_value is None and "loop" not in holder
+    assert not (workspace.home / "config.toml").exists()
+
+
+async def test_at_80x24_the_form_fits_the_width_and_scrolls_to_its_buttons(fake_app, no_key) -> None:
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await setup_screen(app, pilot)
+        box = screen.query_one("#setup-box")
+        assert box.region.right <= 80 and box.region.bottom <= 24
+        for widget in screen.query("#setup-box > *"):
+            assert widget.region.right <= box.region.right  # nothing cut off on the right
+        save = screen.query_one("#setup-save")
+        save.focus()
+        await pilot.pause(0.2)
+        assert save.region.height > 0 and box.region.contains_region(save.region)  # scrolled into view
