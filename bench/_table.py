@@ -19,6 +19,8 @@ from typing import Any, Literal
 ROWS_ENV = "CATBUDDY_BENCH_ROWS"  # set by run_all.py: where report() appends its figures
 QUICK_ENV = "CATBUDDY_BENCH_QUICK"  # set by run_all.py --quick: fewer samples, smaller sizes
 
+MISSED_EXIT = 3  # a bench's exit status when it ran to the end but missed a target (not a crash)
+
 Kind = Literal["ratio", "value"]
 
 
@@ -106,6 +108,11 @@ def report(bench: str, figures: Sequence[Figure], title: str | None = None) -> b
             for f in figures:
                 handle.write(json.dumps(asdict(f)) + "\n")
     return all(f.met is not False for f in figures)
+
+
+def exit_status(ok: bool) -> int:
+    """What a bench's main returns: 0, or ``MISSED_EXIT`` when ``report`` said a target was missed."""
+    return 0 if ok else MISSED_EXIT
 
 
 def unavailable(bench: str, what: str, reason: str) -> None:
