@@ -81,15 +81,24 @@ def number(value: float, unit: str = "") -> str:
     if value != value or value in (float("inf"), float("-inf")):
         return "n/a"
     magnitude = abs(value)
+    if not unit and float(value).is_integer():
+        return f"{int(value):,}"  # a count
     text = f"{value:,.0f}" if magnitude >= 100 else f"{value:,.1f}" if magnitude >= 10 else f"{value:,.2f}"
     return f"{text} {unit}".rstrip()
+
+
+def ratio_text(ratio: float) -> str:
+    """×0.501, ×1.20, ×33.0: three significant figures below 100, so a ratio near its target reads right."""
+    if ratio != ratio or ratio in (float("inf"), float("-inf")):
+        return "×n/a"
+    return f"×{ratio:,.0f}" if abs(ratio) >= 100 else f"×{ratio:.3g}" if ratio else "×0"
 
 
 def figure_rows(figures: Sequence[Figure], with_bench: bool = False) -> list[list[str]]:
     rows = []
     for f in figures:
         row = [f.name, number(f.value, f.unit), f.baseline_name, number(f.baseline, f.unit),
-               f"×{number(f.ratio)}", f.target_text, f.verdict]
+               ratio_text(f.ratio), f.target_text, f.verdict]
         rows.append([f.bench, *row] if with_bench else row)
     return rows
 

@@ -27,7 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _table import MISSED_EXIT, QUICK_ENV, ROWS_ENV, Figure, number, print_table  # noqa: E402
+from _table import MISSED_EXIT, QUICK_ENV, ROWS_ENV, Figure, number, print_table, ratio_text  # noqa: E402
 
 SUMMARY_HEADERS = ["bench", "figure", "measured", "baseline (same run)", "baseline", "ratio", "target", "verdict"]
 
@@ -45,7 +45,7 @@ class Summary:
         rows = []
         for f in self.figures:
             rows.append([f.bench, f.name, number(f.value, f.unit), f.baseline_name, number(f.baseline, f.unit),
-                         f"×{number(f.ratio)}", f.target_text, f.verdict])  # fmt: skip
+                         ratio_text(f.ratio), f.target_text, f.verdict])  # fmt: skip
         for u in self.unavailable:
             rows.append([u["bench"], u["unavailable"], "—", f"unavailable: {u['reason']}", "—", "—", "—", "n/a"])
         return rows

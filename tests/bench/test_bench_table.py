@@ -58,7 +58,12 @@ def test_at_least_targets_and_figures_without_a_target(table):
 def test_a_zero_baseline_gives_an_infinite_ratio_not_a_crash(table):
     figure = table.Figure("x", 1.0, "b", 0.0, target=2.0)
     assert figure.ratio == float("inf") and figure.met is False
-    assert table.number(figure.ratio) == "n/a"
+    assert table.number(figure.ratio) == "n/a" and table.ratio_text(figure.ratio) == "×n/a"
+
+
+def test_a_ratio_just_past_its_target_does_not_read_as_on_it(table):
+    assert table.ratio_text(1_969_185 / 3_930_928) == "×0.501"
+    assert (table.ratio_text(1.2), table.ratio_text(33.04), table.ratio_text(1234.5)) == ("×1.2", "×33", "×1,234")
 
 
 def test_report_appends_rows_and_says_whether_every_target_was_met(table, tmp_path, monkeypatch, capsys):
@@ -92,7 +97,7 @@ def test_run_all_summarises_a_rows_file(table, run_all, tmp_path, capsys):
     assert [f.verdict for f in summary.figures] == ["met", "MISSED", "info"]
     assert [f.name for f in summary.missed] == ["governance"]
     table_rows = summary.rows()
-    assert table_rows[1] == ["bench_governance", "governance", "5.00 ms", "nanobot", "50.0 ms", "×0.10",
+    assert table_rows[1] == ["bench_governance", "governance", "5.00 ms", "nanobot", "50.0 ms", "×0.1",
                              "≤ 0.05×", "MISSED"]  # fmt: skip
     assert table_rows[-1][0:2] == ["bench_governance", "peer"] and "unavailable: no venv" in table_rows[-1][3]
 
