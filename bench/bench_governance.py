@@ -283,7 +283,11 @@ def peer_figures() -> list[Figure] | None:
                         f"and {PEER_PYTHON_ENV} unset")  # fmt: skip
             return None
         command = [python, __file__, "--peer-json", *(["--quick"] if quick() else [])]
-        done = subprocess.run(command, capture_output=True, text=True)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+        except OSError as exc:
+            unavailable("bench_governance", f"{PEER} governance per turn", f"cannot run {python}: {exc}")
+            return None
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
             unavailable("bench_governance", f"{PEER} governance per turn", f"{python} failed: {tail}")

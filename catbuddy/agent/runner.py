@@ -26,6 +26,7 @@ from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.context.governor import ContextOverflowError, GovernedContext
+from catbuddy.context.governor_steps import repair
 from catbuddy.context.measure import calibrated
 from catbuddy.context.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
@@ -117,10 +118,9 @@ class TurnRunner:
         calls = reply.message.get("tool_calls") or []
         if not calls:
             return TurnOutcome(TurnEndReason.DONE, last_text, iteration)
-        # The reply is in the history now: while the tools run, the status bar shows the request just
-        # sent plus that reply, not the request just answered. Counted, not governed again (a second
-        # pass over the history per call would double governance's cost); the next request and the
-        # turn's end report the governed figure.
+        # The reply is in the history now: while the tools run, the status bar shows what /context would,
+        # not the request just answered. Counted, not governed again (a second pass over the history per
+        # call would double governance's cost); the next request and the turn's end report it governed.
         ctx.bus.emit(self._status_with_reply(governed, reply.message))
         self._tool_calls = ToolCallBatch(ctx, calls, reply)
         await self._tool_calls.run()
@@ -128,10 +128,15 @@ class TurnRunner:
         return last_text
 
     def _status_with_reply(self, governed: GovernedContext, message: dict[str, Any]) -> ContextStatus:
+        """What governing the history now would give — the request just sent, the reply, and the
+        placeholder results repair puts after its unanswered calls — counted without a second pass over
+        the history. Exact unless those tokens would tip governance into stubbing or snipping; then this
+        is the larger, unreduced figure until the next request reports the governed one."""
         ctx = self.ctx
-        raw = governed.size.raw + ctx.counter.count_message(message)
+        with_placeholders, _, _ = repair([message])
+        raw = governed.size.raw + sum(ctx.counter.count_message(m) for m in with_placeholders)
         return ContextStatus(
-            used=calibrated(raw, governed.size.calibration),
+            used=calibrated(raw, ctx.calibration_factor),  # as learned from this reply's usage, if any
             budget=ctx.budget.limit,
             compact_at=ctx.compact_threshold,
             model=ctx.model,
