@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _table import print_table  # noqa: E402
+from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 
 from catbuddy.config import MemorySettings, Settings  # noqa: E402
 from catbuddy.context.tokens import counter_for  # noqa: E402
@@ -43,7 +43,7 @@ from catbuddy.workspace import Workspace  # noqa: E402
 
 SEED = 20241213
 ENTRIES = 1_000
-RUNS = 5
+RUNS = 2 if quick() else 5
 SIMULATED_RUNS = 50
 FACTS_PER_RUN = 12
 GATHER_TARGET_MS = 150.0  # reading 1,000 entries and building the request
@@ -162,6 +162,10 @@ def one_run(root: Path) -> dict[str, Any]:
     runner = dreamer(workspace, model, cfg)
     counter = counter_for(cfg.encoding_for("gpt-4o"))
 
+    def read_everything() -> int:  # the floor of gather: the same files' bytes, nothing else
+        return sum(len(path.read_bytes()) for path in root.rglob("*") if path.is_file())
+
+    read_ms = statistics.median(timed_ms(read_everything)[0] for _ in range(3))
     gather_ms, gathered = timed_ms(runner._gather)  # noqa: SLF001 - the part before the model call
     material, _, system, request = gathered
     prompt_tokens = counter.count_text(system["content"]) + counter.count_text(request["content"])
@@ -171,6 +175,13 @@ def one_run(root: Path) -> dict[str, Any]:
     model_ms = 0.0  # instant
     apply_ms, result = timed_ms(lambda: runner.apply(proposal))
     assert isinstance(result, DreamResult) and result.status.value == "applied", result.message
+    texts = [path.read_text(encoding="utf-8") for path in (workspace.global_memory, workspace.project_memory)]
+
+    def write_both() -> None:  # the floor of apply: the two files' new text written, no checks, no versions
+        for n, text in enumerate(texts):
+            (root / f"floor-{n}.md").write_text(text, encoding="utf-8")
+
+    write_ms = statistics.median(timed_ms(write_both)[0] for _ in range(3))
     # Drain the rest: how many runs 1,000 entries take, and what they cost without the model.
     runs, drain_ms = 1, 0.0
     while journal.pending_count():
@@ -189,6 +200,8 @@ def one_run(root: Path) -> dict[str, Any]:
         "window_room": runner.config.context_window - 4_096 - runner.config.safety_margin,
         "gather": gather_ms,
         "apply": apply_ms,
+        "read_floor": read_ms,
+        "write_floor": write_ms,
         "model": model_ms,
         "runs": runs,
         "drain": drain_ms,
@@ -223,7 +236,7 @@ def growth(root: Path) -> dict[str, Any]:
     return {"peak": peak, "final": sizes, "merges": model.merges, "failed": failed, "caps": cfg.memory}
 
 
-def main() -> None:
+def main() -> int:
     samples = []
     for _ in range(RUNS):
         with tempfile.TemporaryDirectory() as tmp:
@@ -278,6 +291,22 @@ def main() -> None:
             ],
         ],
     )
+    read_floor = statistics.median(s["read_floor"] for s in samples)
+    write_floor = statistics.median(s["write_floor"] for s in samples)
+    figures = [
+        Figure("Dream gather, 1,000 pending entries", gather, "read the same files' bytes", read_floor,
+               target=GATHER_TARGET_MS, kind="value"),
+        Figure("Dream apply (validate, 2 versions, 2 files, cursor)", apply, "write the two files' new text",
+               write_floor, target=APPLY_TARGET_MS, kind="value"),
+        Figure("entry tokens read in one run", first["entry_tokens"], "dream_entry_tokens", first["budget"],
+               unit="tokens", target=1),
+        Figure("prompt tokens of one run", first["prompt_tokens"], "window − reply − margin",
+               first["window_room"], unit="tokens", target=1),
+        Figure("runs to drain 1,000 entries", first["runs"], "2 × ⌈1,000 ÷ entries per run⌉", runs_bound,
+               unit="", target=1),
+        Figure("all those runs without the model", drain, "runs × (gather + apply targets)",
+               first["runs"] * per_run_ms, target=1),
+    ]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         grown = growth(Path(tmp))
     caps = grown["caps"]
@@ -318,7 +347,18 @@ def main() -> None:
             ["runs that wrote nothing", grown["failed"], "0", grown["failed"] == 0],
         ],
     )
+    figures += [
+        Figure(f"peak lines of a memory file over {SIMULATED_RUNS} runs", grown["peak"]["lines"],
+               "memory_max_lines", caps.memory_max_lines, unit="", target=1),
+        Figure(f"peak bytes of a memory file over {SIMULATED_RUNS} runs", grown["peak"]["bytes"],
+               "memory_max_bytes", caps.memory_max_bytes, unit="bytes", target=1),
+        Figure("runs that wrote nothing", grown["failed"], "simulated runs", SIMULATED_RUNS, unit="", target=0,
+               kind="value"),
+        Figure("answers sent back to merge", grown["merges"], "simulated runs", SIMULATED_RUNS, unit="",
+               target=1, kind="value", at_most=False),
+    ]  # fmt: skip
+    return exit_status(report("bench_dream", figures))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _table import print_table  # noqa: E402
+from _table import Figure, exit_status, print_table, quick, report, unavailable, without_quick  # noqa: E402
 
 from catbuddy.config import SandboxSettings, Settings  # noqa: E402
 from catbuddy.sandbox import status_for  # noqa: E402
@@ -49,9 +49,14 @@ async def timed_bash(ctx: ToolContext, command: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def main(repeat: int) -> None:
-    if not status_for(SandboxSettings()).active:
-        raise SystemExit("bubblewrap cannot start a sandbox here; install it (apt-get install bubblewrap)")
+async def main(repeat: int) -> int:
+    status = status_for(SandboxSettings())
+    if not status.active:
+        unavailable("bench_sandbox", "sandboxed exec latency",
+                    f"bubblewrap cannot start a sandbox here ({status.problem or status.mode}); "
+                    "apt-get install bubblewrap")  # fmt: skip
+        return 0
+    figures: list[Figure] = []
     with tempfile.TemporaryDirectory() as tmp:
         root, home = Path(tmp) / "project", Path(tmp) / "home"
         (root / ".catbuddy").mkdir(parents=True)
@@ -70,6 +75,11 @@ async def main(repeat: int) -> None:
                 samples["sandbox"].append(await timed_tool(sandboxed, command))
             bash, off, boxed = (statistics.median(samples[k]) for k in ("bash", "off", "sandbox"))
             added = boxed - off
+            figures += [
+                Figure(f"sandbox added to exec `{command}`", added, "exec unsandboxed (supervisor), same rounds", off,
+                       target=TARGET_ADDED_MS, kind="value"),
+                Figure(f"sandboxed exec `{command}`", boxed, "bare bash -c (no supervisor), same rounds", bash),
+            ]  # fmt: skip
             rows.append([
                 command, round(bash, 1), round(off, 1), round(boxed, 1), round(added, 1),
                 round(boxed / off, 2), round(boxed - bash, 1), "yes" if added < TARGET_ADDED_MS else "NO",
@@ -82,9 +92,12 @@ async def main(repeat: int) -> None:
         )
         print("unsandboxed = sandbox off, under the supervisor that kills stray children; bare bash = no "
               "supervisor (exec before the sandbox), shown as the floor.")
+    return exit_status(report("bench_sandbox", figures))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=40)
-    asyncio.run(main(parser.parse_args().repeat))
+    parser.add_argument("--quick", action="store_true", help="10 rounds")
+    args = parser.parse_args(without_quick(sys.argv[1:]))
+    raise SystemExit(asyncio.run(main(min(args.repeat, 10) if quick() else args.repeat)))

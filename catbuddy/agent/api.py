@@ -6,20 +6,21 @@ receive events; they act only through these methods (docs/architecture.md §5).
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from catbuddy.agent.bus import Listener
-from catbuddy.agent.events import (
-    ApprovalChoice,
-    CompactionFinished,
-    CompactionUndone,
-    ContextStatus,
-    DreamChoice,
-    LoopState,
-)
-from catbuddy.context.report import ContextReport
-from catbuddy.memory.dream import DreamResult
-from catbuddy.session.store import SessionInfo
+if TYPE_CHECKING:  # annotations only: importing this seam must not pull in the engine (TUI start-up)
+    from catbuddy.agent.bus import Listener
+    from catbuddy.agent.events import (
+        ApprovalChoice,
+        CompactionFinished,
+        CompactionUndone,
+        ContextStatus,
+        DreamChoice,
+        LoopState,
+    )
+    from catbuddy.context.report import ContextReport
+    from catbuddy.memory.dream import DreamResult
+    from catbuddy.session.store import SessionInfo
 
 
 @runtime_checkable

@@ -368,7 +368,9 @@ class AgentLoop:
             )
             ctx.conversation.record("error", message=str(exc))
             outcome = TurnOutcome(TurnEndReason.ERROR)
-        self._finish_turn(outcome)
+        # A turn that ended with a plain answer ran nothing after its last call's prompt was built:
+        # the status reuses it (the prompt is built once per model call, not again at the turn's end).
+        self._finish_turn(outcome, runner.parts if outcome.reason is TurnEndReason.DONE else None)
 
     def _show_workspace_warnings(self, warnings: list[str]) -> None:
         """Workspace files the prompt had to skip (unreadable, not UTF-8): said once each."""
@@ -377,19 +379,19 @@ class AgentLoop:
                 self._warned.add(warning)
                 self.emit(Notice(warning, "warning"))
 
-    def _finish_turn(self, outcome: TurnOutcome) -> None:
+    def _finish_turn(self, outcome: TurnOutcome, parts: RequestParts | None = None) -> None:
         self._last_outcome = outcome
         self._runner = None
         self.approvals.deny_all()
-        self._emit_context_status()
+        self._emit_context_status(parts)
         self.emit(TurnEnded(outcome.reason, outcome.text, outcome.iterations))
         self.bus.set_state(LoopState.IDLE)
 
-    def _emit_context_status(self) -> None:
+    def _emit_context_status(self, parts: RequestParts | None = None) -> None:
         """The figure /context shows for the history now, and any workspace file the prompt skipped."""
         try:
             ctx = self.turn_context()
-            parts = RequestParts.build(ctx)
+            parts = parts or RequestParts.build(ctx)
             self._show_workspace_warnings(parts.prompt.warnings)
             self.emit(context_status(ctx, govern(ctx, parts)))
         except Exception as exc:  # e.g. the fixed part no longer fits: the next turn reports it

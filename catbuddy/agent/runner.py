@@ -26,6 +26,8 @@ from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.context.governor import ContextOverflowError, GovernedContext
+from catbuddy.context.governor_steps import repair
+from catbuddy.context.measure import calibrated
 from catbuddy.context.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
 from catbuddy.llm.types import Completed, LLMResponse, TextChunk
@@ -73,18 +75,20 @@ class TurnRunner:
         self.compaction = compaction
         self._tool_calls: ToolCallBatch | None = None
         self._call_state: _CallState | None = None
+        self.parts: RequestParts | None = None  # the last model call's prompt and schemas
 
     # --- the turn ---------------------------------------------------------------------------------
 
     async def run(self, user_text: str) -> TurnOutcome:
         ctx = self.ctx
-        ctx.conversation.append(ctx.builder.user_message(user_text, ctx.channel))
         last_text = ""
         max_iterations = ctx.settings.max_iterations
         for iteration in range(1, max_iterations + 1):
-            # One durable step per model call: its records (governance, reply, usage, tool results)
-            # are written as they happen and fsync'd together.
+            # One durable step per model call: its records (the user's message for the first call,
+            # governance, reply, usage, tool results) are written as they happen, fsync'd together.
             with ctx.conversation.group():
+                if iteration == 1:
+                    ctx.conversation.append(ctx.builder.user_message(user_text, ctx.channel))
                 outcome = await self._iteration(iteration, last_text)
             if isinstance(outcome, TurnOutcome):
                 return outcome
@@ -100,7 +104,7 @@ class TurnRunner:
     async def _iteration(self, iteration: int, last_text: str) -> TurnOutcome | str:
         """One model call and its tool calls: the turn's outcome if it ends here, else the reply text."""
         ctx = self.ctx
-        parts = RequestParts.build(ctx)  # prompt and schemas: once per model call
+        parts = self.parts = RequestParts.build(ctx)  # prompt and schemas: once per model call
         await self.compaction.maybe_compact(parts)
         try:
             governed = self.govern(parts)
@@ -114,13 +118,29 @@ class TurnRunner:
         calls = reply.message.get("tool_calls") or []
         if not calls:
             return TurnOutcome(TurnEndReason.DONE, last_text, iteration)
-        # The reply is in the history now: the status bar shows what /context would (the turn's end
-        # and the next request report again), not the request just answered, while the tools run.
-        ctx.bus.emit(context_status(ctx, govern(ctx, parts)))
+        # The reply is in the history now: while the tools run, the status bar shows what /context would,
+        # not the request just answered. Counted, not governed again (a second pass over the history per
+        # call would double governance's cost); the next request and the turn's end report it governed.
+        ctx.bus.emit(self._status_with_reply(governed, reply.message))
         self._tool_calls = ToolCallBatch(ctx, calls, reply)
         await self._tool_calls.run()
         self._tool_calls = None
         return last_text
+
+    def _status_with_reply(self, governed: GovernedContext, message: dict[str, Any]) -> ContextStatus:
+        """What governing the history now would give — the request just sent, the reply, and the
+        placeholder results repair puts after its unanswered calls — counted without a second pass over
+        the history. Exact unless those tokens would tip governance into stubbing or snipping; then this
+        is the larger, unreduced figure until the next request reports the governed one."""
+        ctx = self.ctx
+        with_placeholders, _, _ = repair([message])
+        raw = governed.size.raw + sum(ctx.counter.count_message(m) for m in with_placeholders)
+        return ContextStatus(
+            used=calibrated(raw, ctx.calibration_factor),  # as learned from this reply's usage, if any
+            budget=ctx.budget.limit,
+            compact_at=ctx.compact_threshold,
+            model=ctx.model,
+        )
 
     def govern(self, parts: RequestParts) -> GovernedContext:
         ctx = self.ctx

@@ -197,14 +197,9 @@ def govern_context(
         layers=dict(fixed.layer_tokens),
         priming=fixed_size.priming,
     )
-    # Counts are remembered by identity: the steps pass unchanged messages through as the same objects.
-    known: dict[int, int] = {}
-
-    def count(message: Message) -> int:
-        found = known.get(id(message))
-        if found is None:
-            found = known[id(message)] = counter.count_message(message)
-        return found
+    # Counts are remembered by identity in the counter (checked with ``is``): the steps pass unchanged
+    # messages through as the same objects, so a second layer of memo here would only add a lookup.
+    count = counter.count_message
 
     history_before, before_exact = newest_first_tokens(history, count, cap=HISTORY_COUNT_CAP * budget.limit)
     tokens_before = sizes.total + history_before

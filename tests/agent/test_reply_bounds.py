@@ -74,6 +74,6 @@ async def test_the_records_of_one_model_call_are_made_durable_with_one_fsync(
 
     await loop.run_turn("read and list")
 
-    # the user's message, then one per model call (reply, usage, both tool results in the first)
-    assert len(synced) == 1 + len(scripted_llm.requests)
+    # one per model call: the user's message, reply, usage and both tool results in the first
+    assert len(synced) == len(scripted_llm.requests) == 2
     assert [m["role"] for m in session_messages(loop)] == ["user", "assistant", "tool", "tool", "assistant"]
