@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -24,14 +24,17 @@ from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui import type_through
-from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
-from catbuddy.tui.screens.setup import SetupResult, SetupScreen
 from catbuddy.tui.slash import SlashCommands
-from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
+from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
 from catbuddy.tui.widgets.status import StatusBar
 from catbuddy.tui.widgets.transcript import Transcript
 from catbuddy.workspace import Workspace
+
+if TYPE_CHECKING:
+    from catbuddy.tui.screens.approval import ApprovalScreen
+    from catbuddy.tui.screens.setup import SetupResult
+    from catbuddy.tui.widgets.reply import AssistantBlock
 
 FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
@@ -72,7 +75,7 @@ class CatbuddyApp(SlashCommands):
         resume: str | None = None,
         continue_latest: bool = False,
         loop_factory: LoopFactory = default_loop_factory,
-        approval_arm_delay: float = ARM_DELAY,
+        approval_arm_delay: float | None = None,  # None: the dialog's own ARM_DELAY
         first_message: str | None = None,
     ) -> None:
         super().__init__()
@@ -125,6 +128,8 @@ class CatbuddyApp(SlashCommands):
         _, self._remove_stop_signals = install_stop_signals(self._stop_signal)
         self.run_worker(self._show_sandbox(), name="sandbox-status", group="sandbox")
         if not self.settings.model_configured:
+            from catbuddy.tui.screens.setup import SetupScreen
+
             self.status.set(state="setup")
             self.push_screen(
                 SetupScreen(
@@ -259,6 +264,8 @@ class CatbuddyApp(SlashCommands):
     async def _stream(self, text: str) -> None:
         reply = self._reply
         if reply is None:
+            from catbuddy.tui.widgets.reply import AssistantBlock
+
             reply = self._reply = AssistantBlock()
             await self.transcript.add(reply)
         if reply.is_attached:
@@ -269,6 +276,8 @@ class CatbuddyApp(SlashCommands):
             reply, self._reply = self._reply, None
             await reply.finish(final_text)
         elif final_text and final_text.strip():
+            from catbuddy.tui.widgets.reply import AssistantBlock
+
             await self.transcript.add(AssistantBlock(final_text))
 
     async def _handle(self, event: ev.Event) -> None:
@@ -350,7 +359,13 @@ class CatbuddyApp(SlashCommands):
                 self.notice(f"Allowed for this session: {request.name} `{decision.pattern}`", "info")
             self.prompt.focus()
 
-        screen = ApprovalScreen(request, self.approval_arm_delay)
+        from catbuddy.tui.screens.approval import ApprovalScreen
+
+        screen = (
+            ApprovalScreen(request)
+            if self.approval_arm_delay is None
+            else ApprovalScreen(request, self.approval_arm_delay)
+        )
         self._approvals[request.call_id] = screen
         await self.push_screen(screen, callback=answered)
 

@@ -14,12 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Button
 
 from catbuddy.messages import content_text, strip_runtime_block
-from catbuddy.tui.widgets.messages import (
-    AssistantBlock,
-    NoticeBlock,
-    ToolBlock,
-    UserBlock,
-)
+from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 
 INITIAL_MESSAGES = 50  # mounted when a session opens
 PAGE_MESSAGES = 50  # mounted per "load earlier"
@@ -29,6 +24,8 @@ PRUNE_KEEP = 100  # blocks kept after a prune
 
 def blocks_for(messages: list[dict[str, Any]], first_ordinal: int) -> list[Widget]:
     """Widgets for a slice of the transcript; `first_ordinal` counts user messages before the slice."""
+    from catbuddy.tui.widgets.reply import AssistantBlock
+
     blocks: list[Widget] = []
     tools: dict[str, ToolBlock] = {}
     ordinal = first_ordinal
