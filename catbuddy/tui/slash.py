@@ -7,16 +7,19 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-from catbuddy.agent import events as ev
 from catbuddy.agent.api import Agent
 from catbuddy.config import APPROVAL_MODES
 from catbuddy.messages import content_text
 from catbuddy.tui import slash_table
+from catbuddy.tui.lazy import lazy_module
 from catbuddy.workspace import shipped_default
 
 if TYPE_CHECKING:
+    from catbuddy.agent import events as ev
     from catbuddy.memory.saving import VersionedSaver
     from catbuddy.tui.screens.editor import EditableFile
+else:
+    ev = lazy_module("catbuddy.agent.events")
 
 # The screens and the memory modules are imported by the command that opens them, not before the
 # app's first frame (docs/architecture.md §10).
