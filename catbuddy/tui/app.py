@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Button, OptionList, TextArea
+from textual.widgets import OptionList, TextArea
 
-from catbuddy.agent import events as ev
 from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui import type_through
+from catbuddy.tui.lazy import lazy_module
 from catbuddy.tui.slash import SlashCommands
 from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
@@ -32,9 +32,12 @@ from catbuddy.tui.widgets.transcript import Transcript
 from catbuddy.workspace import Workspace
 
 if TYPE_CHECKING:
+    from catbuddy.agent import events as ev
     from catbuddy.tui.screens.approval import ApprovalScreen
     from catbuddy.tui.screens.setup import SetupResult
     from catbuddy.tui.widgets.reply import AssistantBlock
+else:  # the engine's events: imported once the first event (or key) needs them, after the first frame
+    ev = lazy_module("catbuddy.agent.events")
 
 FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
@@ -126,7 +129,8 @@ class CatbuddyApp(SlashCommands):
         # SIGTERM and SIGHUP end the app as Ctrl+C twice does: the turn stops (stop record, children
         # killed), the session closes, the resume command is printed.
         _, self._remove_stop_signals = install_stop_signals(self._stop_signal)
-        self.run_worker(self._show_sandbox(), name="sandbox-status", group="sandbox")
+        # After the first frame: the probe (a bwrap run) and its modules must not delay it.
+        self.call_after_refresh(self._probe_sandbox)
         if not self.settings.model_configured:
             from catbuddy.tui.screens.setup import SetupScreen
 
@@ -143,11 +147,12 @@ class CatbuddyApp(SlashCommands):
     def _stop_signal(self, signum: int) -> None:
         self.call_later(self.quit)  # as the second Ctrl+C does, from the app's own message queue
 
-    async def _show_sandbox(self) -> None:
-        from catbuddy import sandbox
+    def _probe_sandbox(self) -> None:
+        self.run_worker(self._show_sandbox(), name="sandbox-status", group="sandbox")
 
-        current = await asyncio.to_thread(sandbox.status, self.settings)  # probes bwrap once, off the loop
-        self.status.set(sandbox=current.label)
+    async def _show_sandbox(self) -> None:
+        label = await asyncio.to_thread(_sandbox_label, self.settings)  # probes bwrap once, off the loop
+        self.status.set(sandbox=label)
 
     def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
@@ -442,9 +447,9 @@ class CatbuddyApp(SlashCommands):
             self.prompt.move_cursor(self.prompt.document.end)
             self.prompt.focus()
 
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "load-earlier" and self.loop is not None:
-            await self.transcript.load_earlier(self.loop.transcript())
+    async def on_transcript_earlier_wanted(self, message: Transcript.EarlierWanted) -> None:
+        if self.loop is not None:
+            await self.transcript.load_earlier(self.loop.transcript(), keep_view=message.keep_view)
 
     def running(self) -> bool:
         return self.loop is not None and self.loop.state in (ev.LoopState.RUN, ev.LoopState.COMPACT)
@@ -495,6 +500,12 @@ class CatbuddyApp(SlashCommands):
         if self._remove_stop_signals is not None:
             self._remove_stop_signals()
         await self.shutdown()
+
+
+def _sandbox_label(settings: Settings) -> str:
+    from catbuddy import sandbox
+
+    return sandbox.status(settings).label
 
 
 def _state(state: Any) -> str:
