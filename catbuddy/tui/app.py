@@ -148,7 +148,8 @@ class CatbuddyApp(SlashCommands):
         self.call_later(self.quit)  # as the second Ctrl+C does, from the app's own message queue
 
     def _probe_sandbox(self) -> None:
-        self.run_worker(self._show_sandbox(), name="sandbox-status", group="sandbox")
+        probe: Callable[[], Any] = self._show_sandbox  # the coroutine is created when the worker runs
+        self.run_worker(probe, name="sandbox-status", group="sandbox")
 
     async def _show_sandbox(self) -> None:
         label = await asyncio.to_thread(_sandbox_label, self.settings)  # probes bwrap once, off the loop
