@@ -14,17 +14,13 @@ from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from catbuddy.tui.widgets.block import TranscriptBlock
+
 if TYPE_CHECKING:
     from catbuddy.tui.widgets.reply import AssistantBlock as AssistantBlock
 
 SUMMARY_CHARS = 90  # key arguments shown on a collapsed tool block
 DETAIL_CHARS = 20_000  # an expanded result longer than this is cut (the model saw all of it)
-
-
-class TranscriptBlock:
-    """Mixin: where a block sits in the session, so pruned blocks can be re-mounted from the transcript."""
-
-    user_ordinal: int | None = None  # set on user blocks: how many user messages came before
 
 
 class UserBlock(Static, TranscriptBlock):

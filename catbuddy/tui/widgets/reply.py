@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
-from catbuddy.tui.widgets.messages import TranscriptBlock
+from catbuddy.tui.widgets.block import TranscriptBlock
 
 
 class AssistantBlock(Markdown, TranscriptBlock):
