@@ -6,7 +6,11 @@ Start-up in FRESH processes (bench/_tui_driver.py), interleaved round by round, 
 --quick): catbuddy's first frame against a bare Textual app's (one Static, one TextArea), measured
 the same way — from process start and from app construction to the first paint — and each whole
 process from start to exit; opening a 1,000-message session with --resume against opening a new
-one. In process (Textual's test driver, the real AgentLoop, the scripted server at 500 tokens/s):
+(empty) one. Each round runs one process of each kind (bare, catbuddy, catbuddy --resume, catbuddy
+again as the empty-session baseline), the order rotating; one unmeasured round first. The catbuddy
+processes are isolated: a temporary CATBUDDY_HOME (its config.toml points at the scripted server this
+bench runs), HOME, XDG places and work root, and none of the user's CATBUDDY_* / OPENAI_* variables.
+In process (Textual's test driver, the real AgentLoop, the scripted server at 500 tokens/s):
 input latency while a reply streams against the bare app's idle TextArea, and (not with --quick)
 memory and time per turn over a 2,000-message session against the 500-message reading.
 """
