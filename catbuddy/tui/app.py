@@ -102,6 +102,7 @@ class CatbuddyApp(SlashCommands):
         self._last_ctrl_c = 0.0
         self._closed = False
         self._remove_stop_signals: Callable[[], None] | None = None
+        self._sandbox_probed = False
 
     # --- layout and start-up ------------------------------------------------------------------
 
@@ -129,10 +130,10 @@ class CatbuddyApp(SlashCommands):
         # SIGTERM and SIGHUP end the app as Ctrl+C twice does: the turn stops (stop record, children
         # killed), the session closes, the resume command is printed.
         _, self._remove_stop_signals = install_stop_signals(self._stop_signal)
-        # After the first frame: the probe (a bwrap run) and its modules must not delay it.
-        self.call_after_refresh(self._probe_sandbox)
         if not self.settings.model_configured:
             from catbuddy.tui.screens.setup import SetupScreen
+
+            self.call_after_refresh(self._probe_sandbox)  # no engine to wait for while the form is open
 
             self.status.set(state="setup")
             self.push_screen(
@@ -148,12 +149,18 @@ class CatbuddyApp(SlashCommands):
         self.call_later(self.quit)  # as the second Ctrl+C does, from the app's own message queue
 
     def _probe_sandbox(self) -> None:
+        """After the first frame (and after the engine's modules are in): the bwrap probe, once."""
+        if self._sandbox_probed:
+            return
+        self._sandbox_probed = True
         probe: Callable[[], Any] = self._show_sandbox  # the coroutine is created when the worker runs
         self.run_worker(probe, name="sandbox-status", group="sandbox")
 
     async def _show_sandbox(self) -> None:
-        label = await asyncio.to_thread(_sandbox_label, self.settings)  # probes bwrap once, off the loop
-        self.status.set(sandbox=label)
+        from catbuddy import sandbox  # already imported by the preload, except on the setup screen
+
+        current = await asyncio.to_thread(sandbox.status, self.settings)  # probes bwrap once, off the loop
+        self.status.set(sandbox=current.label)
 
     def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
@@ -177,6 +184,8 @@ class CatbuddyApp(SlashCommands):
             await asyncio.to_thread(preload, self.settings)
         except Exception as exc:  # the loop's own start reports what is wrong
             self.log.warning(f"preloading failed: {exc!r}")
+        # Once the preload is done: no two threads import the engine's modules at the same time.
+        self._probe_sandbox()
         loop = self.loop_factory(
             self.workspace, self.settings, resume=self.resume_id, continue_latest=self.continue_latest
         )
@@ -501,12 +510,6 @@ class CatbuddyApp(SlashCommands):
         if self._remove_stop_signals is not None:
             self._remove_stop_signals()
         await self.shutdown()
-
-
-def _sandbox_label(settings: Settings) -> str:
-    from catbuddy import sandbox
-
-    return sandbox.status(settings).label
 
 
 def _state(state: Any) -> str:
