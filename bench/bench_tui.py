@@ -201,10 +201,14 @@ def fresh(mode: str, env: dict[str, str], cwd: Path, session_id: str | None = No
     """One fresh process: ms from spawn to each mark, and to exit."""
     args = [sys.executable, str(DRIVER), mode, *([session_id] if session_id else [])]
     spawned = time.monotonic()
-    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as exc:
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        raise SystemExit(f"{mode} driver timed out after 120 s: {stderr[-4000:]}") from None
     exited = time.monotonic()
     if done.returncode != 0:
-        raise SystemExit(f"{mode} driver failed ({done.returncode}): {done.stderr[-2000:]}")
+        raise SystemExit(f"{mode} driver failed ({done.returncode}): {done.stderr[-4000:]}")
     marks = json.loads(done.stdout.strip().splitlines()[-1])
     result = {name: (at - spawned) * 1000 for name, at in marks.items()}
     result["exit"] = (exited - spawned) * 1000
