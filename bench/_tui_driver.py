@@ -22,12 +22,14 @@ import time
 
 STARTED = time.monotonic()
 
+import faulthandler  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 
 SIZE = (120, 40)
 POLL = 0.002  # seconds between looks at whether the session is on screen
+STUCK_AFTER = 90.0  # seconds: then every thread's stack goes to stderr and the process exits (code 1)
 
 
 def run_bare() -> dict[str, float]:
@@ -86,6 +88,7 @@ def run_catbuddy(resume: str | None) -> dict[str, float]:
 
 
 def main() -> None:
+    faulthandler.dump_traceback_later(STUCK_AFTER, exit=True)  # a stuck run says where it is stuck
     mode = sys.argv[1]
     marks = run_bare() if mode == "bare" else run_catbuddy(sys.argv[2] if len(sys.argv) > 2 else None)
     marks["started"] = STARTED

@@ -1,11 +1,18 @@
-"""TUI figures: first frame, opening a 1,000-message session, input latency while a reply streams,
-and memory over a 2,000-message session.
+"""TUI figures, each beside a baseline measured in the same run.
 
-    python bench/bench_tui.py
+    python bench/bench_tui.py [--quick]
 
-Runs headless (Textual's test driver) against the real AgentLoop; the streaming case uses the
-scripted server at 500 tokens/s. Baselines measured in the same run: the first frame of a bare
-Textual app (one Static, one TextArea), and the memory after the first 500 messages.
+Start-up in FRESH processes (bench/_tui_driver.py), interleaved round by round, medians of 7 (3 with
+--quick): catbuddy's first frame against a bare Textual app's (one Static, one TextArea), measured
+the same way — from process start and from app construction to the first paint — and each whole
+process from start to exit; opening a 1,000-message session with --resume against opening a new
+(empty) one. Each round runs one process of each kind (bare, catbuddy, catbuddy --resume, catbuddy
+again as the empty-session baseline), the order rotating; one unmeasured round first. The catbuddy
+processes are isolated: a temporary CATBUDDY_HOME (its config.toml points at the scripted server this
+bench runs), HOME, XDG places and work root, and none of the user's CATBUDDY_* / OPENAI_* variables.
+In process (Textual's test driver, the real AgentLoop, the scripted server at 500 tokens/s):
+input latency while a reply streams against the bare app's idle TextArea, and (not with --quick)
+memory and time per turn over a 2,000-message session against the 500-message reading.
 """
 
 from __future__ import annotations
@@ -19,6 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+
+from _table import Figure, quick, report  # noqa: E402
 from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Static, TextArea
@@ -29,7 +42,7 @@ from catbuddy.session.store import SessionStore
 from catbuddy.testing.script import Reply
 from catbuddy.testing.scripted_llm import ScriptedLLM
 from catbuddy.tui.app import CatbuddyApp
-from catbuddy.tui.widgets.messages import AssistantBlock, UserBlock
+from catbuddy.tui.widgets.messages import AssistantBlock
 from catbuddy.workspace import Workspace
 
 SIZE = (120, 40)
@@ -41,7 +54,7 @@ KEYSTROKES = 40
 
 
 def workspace() -> Workspace:
-    root = Path(tempfile.mkdtemp(prefix="bench-tui-"))
+    root = Path(tempfile.mkdtemp(prefix="bench-tui-")).resolve()
     (root / "proj").mkdir()
     return Workspace(work_root=root / "proj", home=root / "home")
 
@@ -86,14 +99,6 @@ class BareApp(App[None]):
         self.painted_at = time.perf_counter()
 
 
-async def bare_first_frame() -> float:
-    started = time.perf_counter()
-    app = BareApp()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: hasattr(app, "painted_at"))
-        return app.painted_at - started
-
-
 def rss_mb() -> float:
     with open("/proc/self/statm") as handle:
         pages = int(handle.read().split()[1])
@@ -131,26 +136,6 @@ async def long_run_memory(llm: ScriptedLLM, settings: Settings) -> list[tuple[in
     return readings
 
 
-async def first_frame(settings: Settings) -> float:
-    ws = workspace()
-    started = time.perf_counter()
-    app = CatbuddyApp(ws, settings)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.first_frame_at is not None)
-        return app.first_frame_at - started  # type: ignore[operator]
-
-
-async def open_long_session(settings: Settings) -> tuple[float, int]:
-    ws = workspace()
-    session_id = long_session(ws, SESSION_MESSAGES)
-    started = time.perf_counter()
-    app = CatbuddyApp(ws, settings, resume=session_id)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session_id == session_id and app.transcript.query(UserBlock))
-        await pilot.pause(0)  # one more refresh: the mounted blocks are laid out and painted
-        return time.perf_counter() - started, len(app.transcript.blocks)
-
-
 async def input_latency(llm: ScriptedLLM, settings: Settings) -> tuple[list[float], int]:
     """Time from a key press to the prompt holding the character, while a reply streams."""
     chunk = 4  # ~1 token per 4 characters
@@ -179,34 +164,146 @@ async def input_latency(llm: ScriptedLLM, settings: Settings) -> tuple[list[floa
     return latencies, streamed
 
 
-async def main() -> None:
+DRIVER = Path(__file__).resolve().parent / "_tui_driver.py"
+ROUNDS = 3 if quick() else 7
+KINDS = ("bare", "catbuddy", "resume", "new")  # one fresh process of each per round
+
+
+def isolated_env(base_url: str, root: Path) -> dict[str, str]:
+    """The environment of a catbuddy process: its own CATBUDDY_HOME (config.toml pointing at the
+    scripted server), HOME and XDG places in the bench's temporary folder, and none of the user's
+    catbuddy or OpenAI variables: nothing of the real user's home is read or written."""
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f'model = "scripted"\nbase_url = "{base_url}"\nmax_retries = 0\n', encoding="utf-8"
+    )
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CATBUDDY_", "OPENAI_", "XDG_")) and key not in ("HOME", "NO_COLOR")
+    }
+    user_home = root / "user-home"
+    user_home.mkdir(exist_ok=True)
+    env.update(
+        CATBUDDY_HOME=str(home),
+        OPENAI_API_KEY="bench",
+        HOME=str(user_home),
+        XDG_CONFIG_HOME=str(user_home / ".config"),
+        XDG_CACHE_HOME=str(user_home / ".cache"),
+        XDG_DATA_HOME=str(user_home / ".local" / "share"),
+        TEXTUAL_ANIMATIONS="none",
+    )
+    return env
+
+
+def fresh(mode: str, env: dict[str, str], cwd: Path, session_id: str | None = None) -> dict[str, float]:
+    """One fresh process: ms from spawn to each mark, and to exit."""
+    args = [sys.executable, str(DRIVER), mode, *([session_id] if session_id else [])]
+    spawned = time.monotonic()
+    try:
+        done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as exc:
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        raise SystemExit(f"{mode} driver timed out after 120 s: {stderr[-4000:]}") from None
+    exited = time.monotonic()
+    if done.returncode != 0:
+        raise SystemExit(f"{mode} driver failed ({done.returncode}): {done.stderr[-4000:]}")
+    marks = json.loads(done.stdout.strip().splitlines()[-1])
+    result = {name: (at - spawned) * 1000 for name, at in marks.items()}
+    result["exit"] = (exited - spawned) * 1000
+    result["construct_to_paint"] = (marks["painted"] - marks["constructed"]) * 1000
+    return result
+
+
+def fresh_process_figures(base_url: str) -> list[Figure]:
+    """A bare Textual app, catbuddy (a new session), catbuddy --resume of a 1,000-message session and
+    catbuddy again (the empty-session baseline), each in a fresh process, interleaved round by round
+    (the order rotating each round) so machine load hits all alike; medians."""
+    ws = workspace()
+    env = isolated_env(base_url, ws.work_root.parent)
+    session_id = long_session(ws, SESSION_MESSAGES)
+    args = {"bare": ("bare", None), "catbuddy": ("catbuddy", None), "resume": ("catbuddy", session_id),
+            "new": ("catbuddy", None)}
+    for kind in KINDS:  # unmeasured: the tokenizer cache is written (as on first use), files are cached
+        fresh(args[kind][0], env, ws.work_root, args[kind][1])
+    runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in KINDS}
+    for round_ in range(ROUNDS):
+        for offset in range(len(KINDS)):
+            kind = KINDS[(round_ + offset) % len(KINDS)]
+            runs[kind].append(fresh(args[kind][0], env, ws.work_root, args[kind][1]))
+
+    def med(kind: str, mark: str) -> float:
+        return statistics.median(run[mark] for run in runs[kind])
+
+    bare = f"bare Textual app, fresh (median of {ROUNDS})"
+    return [
+        Figure("TUI first frame: process start → first paint", med("catbuddy", "painted"), bare,
+               med("bare", "painted"), target=1.5),
+        Figure("TUI first frame: app construction → first paint", med("catbuddy", "construct_to_paint"),
+               bare, med("bare", "construct_to_paint"), target=1.5),
+        Figure("TUI whole process: start → exit after first frame", med("catbuddy", "exit"), bare,
+               med("bare", "exit")),
+        Figure(f"TUI open {SESSION_MESSAGES}-message session (--resume): start → shown",
+               med("resume", "shown"), f"new empty session, fresh (median of {ROUNDS})", med("new", "shown"),
+               target=1.5),
+    ]
+
+
+async def in_process_figures(llm: ScriptedLLM, settings: Settings) -> list[Figure]:
+    figures: list[Figure] = []
+    latencies, streamed = await input_latency(llm, settings)
+    latencies.sort()
+    p95 = latencies[int(len(latencies) * 0.95) - 1]
+    print(
+        f"input latency while streaming: median {statistics.median(latencies) * 1000:.1f} ms, "
+        f"p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms "
+        f"({KEYSTROKES} keys at {STREAM_TOKENS_PER_SECOND} tok/s; {streamed:,} chars streamed meanwhile)"
+    )
+    idle = await idle_input_latency()
+    figures.append(Figure("TUI key → prompt while a reply streams (median)", statistics.median(latencies) * 1000,
+                          "same, bare TextArea idle", statistics.median(idle) * 1000))
+    if quick():
+        return figures
+    readings = await long_run_memory(llm, settings)
+    base_rss = readings[0][1]
+    print(f"memory over a {LONG_RUN_MESSAGES:,}-message session (resident MB, mounted blocks):")
+    for count, rss, blocks, per_turn in readings:
+        print(f"  {count:>5,} messages: {rss:7.1f} MB, {blocks} blocks, {per_turn:.0f} ms per turn")
+    last = readings[-1]
+    figures.append(Figure(f"TUI resident memory at {last[0]:,} messages", last[1], "same run at 500 messages",
+                          base_rss, unit="MB"))
+    figures.append(Figure(f"TUI ms per turn near {last[0]:,} messages", last[3], "same run near 500 messages",
+                          readings[0][3]))
+    return figures
+
+
+async def idle_input_latency() -> list[float]:
+    """The baseline for input latency: the same key posting into a bare app's TextArea, nothing streaming."""
+    app = BareApp()
+    latencies: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        area = app.query_one(TextArea)
+        area.focus()
+        await pilot.pause()
+        for index in range(KEYSTROKES):
+            pressed = time.perf_counter()
+            app.post_message(events.Key("x", "x"))
+            while area.text != "x" * (index + 1):
+                await asyncio.sleep(0.001)
+            latencies.append(time.perf_counter() - pressed)
+            await asyncio.sleep(0.05)
+    return latencies
+
+
+async def main() -> int:
+    # In process too, catbuddy's own places (the tokenizer cache) go to a temporary home.
+    os.environ["CATBUDDY_HOME"] = str(Path(tempfile.mkdtemp(prefix="bench-tui-home-")).resolve())
     with ScriptedLLM([]) as llm:
         settings = Settings(model="scripted", base_url=llm.base_url, api_key="bench", max_retries=0)
-        bare = await bare_first_frame()
-        frame = await first_frame(settings)
-        print(f"first frame:                  {frame * 1000:7.0f} ms (app start to first paint, headless)")
-        print(f"  bare Textual app baseline:  {bare * 1000:7.0f} ms  → catbuddy ×{frame / bare:.2f}")
-        opened, mounted = await open_long_session(settings)
-        print(
-            f"open {SESSION_MESSAGES}-message session:   {opened * 1000:7.0f} ms "
-            f"({mounted} blocks mounted; the rest behind 'load earlier'; ×{opened / bare:.2f} the bare app)"
-        )
-        latencies, streamed = await input_latency(llm, settings)
-        latencies.sort()
-        p95 = latencies[int(len(latencies) * 0.95) - 1]
-        print(
-            f"input latency while streaming: median {statistics.median(latencies) * 1000:.1f} ms, "
-            f"p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms "
-            f"({KEYSTROKES} keys at {STREAM_TOKENS_PER_SECOND} tok/s; {streamed:,} chars streamed meanwhile)"
-        )
-        readings = await long_run_memory(llm, settings)
-        base_rss = readings[0][1]
-        print(f"memory over a {LONG_RUN_MESSAGES:,}-message session (resident MB, mounted blocks):")
-        for count, rss, blocks, per_turn in readings:
-            print(
-                f"  {count:>5,} messages: {rss:7.1f} MB  ×{rss / base_rss:.2f} of the 500-message reading, "
-                f"{blocks} blocks, {per_turn:.0f} ms per turn (submit to screen settled) since the last reading"
-            )
+        figures = fresh_process_figures(llm.base_url)
+        figures += await in_process_figures(llm, settings)
+    return 0 if report("bench_tui", figures) else 1
 
 
 if __name__ == "__main__":

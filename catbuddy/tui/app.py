@@ -11,27 +11,33 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Button, OptionList, TextArea
+from textual.widgets import OptionList, TextArea
 
-from catbuddy.agent import events as ev
 from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
 from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui import type_through
-from catbuddy.tui.screens.approval import ARM_DELAY, ApprovalScreen
-from catbuddy.tui.screens.setup import SetupResult, SetupScreen
+from catbuddy.tui.lazy import lazy_module
 from catbuddy.tui.slash import SlashCommands
-from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
+from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
 from catbuddy.tui.widgets.status import StatusBar
 from catbuddy.tui.widgets.transcript import Transcript
 from catbuddy.workspace import Workspace
+
+if TYPE_CHECKING:
+    from catbuddy.agent import events as ev
+    from catbuddy.tui.screens.approval import ApprovalScreen
+    from catbuddy.tui.screens.setup import SetupResult
+    from catbuddy.tui.widgets.reply import AssistantBlock
+else:  # the engine's events: imported once the first event (or key) needs them, after the first frame
+    ev = lazy_module("catbuddy.agent.events")
 
 FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
@@ -72,7 +78,7 @@ class CatbuddyApp(SlashCommands):
         resume: str | None = None,
         continue_latest: bool = False,
         loop_factory: LoopFactory = default_loop_factory,
-        approval_arm_delay: float = ARM_DELAY,
+        approval_arm_delay: float | None = None,  # None: the dialog's own ARM_DELAY
         first_message: str | None = None,
     ) -> None:
         super().__init__()
@@ -96,6 +102,7 @@ class CatbuddyApp(SlashCommands):
         self._last_ctrl_c = 0.0
         self._closed = False
         self._remove_stop_signals: Callable[[], None] | None = None
+        self._sandbox_probed = False
 
     # --- layout and start-up ------------------------------------------------------------------
 
@@ -123,8 +130,11 @@ class CatbuddyApp(SlashCommands):
         # SIGTERM and SIGHUP end the app as Ctrl+C twice does: the turn stops (stop record, children
         # killed), the session closes, the resume command is printed.
         _, self._remove_stop_signals = install_stop_signals(self._stop_signal)
-        self.run_worker(self._show_sandbox(), name="sandbox-status", group="sandbox")
         if not self.settings.model_configured:
+            from catbuddy.tui.screens.setup import SetupScreen
+
+            self.call_after_refresh(self._probe_sandbox)  # no engine to wait for while the form is open
+
             self.status.set(state="setup")
             self.push_screen(
                 SetupScreen(
@@ -138,8 +148,16 @@ class CatbuddyApp(SlashCommands):
     def _stop_signal(self, signum: int) -> None:
         self.call_later(self.quit)  # as the second Ctrl+C does, from the app's own message queue
 
+    def _probe_sandbox(self) -> None:
+        """After the first frame (and after the engine's modules are in): the bwrap probe, once."""
+        if self._sandbox_probed:
+            return
+        self._sandbox_probed = True
+        probe: Callable[[], Any] = self._show_sandbox  # the coroutine is created when the worker runs
+        self.run_worker(probe, name="sandbox-status", group="sandbox")
+
     async def _show_sandbox(self) -> None:
-        from catbuddy import sandbox
+        from catbuddy import sandbox  # already imported by the preload, except on the setup screen
 
         current = await asyncio.to_thread(sandbox.status, self.settings)  # probes bwrap once, off the loop
         self.status.set(sandbox=current.label)
@@ -166,6 +184,8 @@ class CatbuddyApp(SlashCommands):
             await asyncio.to_thread(preload, self.settings)
         except Exception as exc:  # the loop's own start reports what is wrong
             self.log.warning(f"preloading failed: {exc!r}")
+        # Once the preload is done: no two threads import the engine's modules at the same time.
+        self._probe_sandbox()
         loop = self.loop_factory(
             self.workspace, self.settings, resume=self.resume_id, continue_latest=self.continue_latest
         )
@@ -259,6 +279,8 @@ class CatbuddyApp(SlashCommands):
     async def _stream(self, text: str) -> None:
         reply = self._reply
         if reply is None:
+            from catbuddy.tui.widgets.reply import AssistantBlock
+
             reply = self._reply = AssistantBlock()
             await self.transcript.add(reply)
         if reply.is_attached:
@@ -269,6 +291,8 @@ class CatbuddyApp(SlashCommands):
             reply, self._reply = self._reply, None
             await reply.finish(final_text)
         elif final_text and final_text.strip():
+            from catbuddy.tui.widgets.reply import AssistantBlock
+
             await self.transcript.add(AssistantBlock(final_text))
 
     async def _handle(self, event: ev.Event) -> None:
@@ -350,7 +374,13 @@ class CatbuddyApp(SlashCommands):
                 self.notice(f"Allowed for this session: {request.name} `{decision.pattern}`", "info")
             self.prompt.focus()
 
-        screen = ApprovalScreen(request, self.approval_arm_delay)
+        from catbuddy.tui.screens.approval import ApprovalScreen
+
+        screen = (
+            ApprovalScreen(request)
+            if self.approval_arm_delay is None
+            else ApprovalScreen(request, self.approval_arm_delay)
+        )
         self._approvals[request.call_id] = screen
         await self.push_screen(screen, callback=answered)
 
@@ -427,9 +457,9 @@ class CatbuddyApp(SlashCommands):
             self.prompt.move_cursor(self.prompt.document.end)
             self.prompt.focus()
 
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "load-earlier" and self.loop is not None:
-            await self.transcript.load_earlier(self.loop.transcript())
+    async def on_transcript_earlier_wanted(self, message: Transcript.EarlierWanted) -> None:
+        if self.loop is not None:
+            await self.transcript.load_earlier(self.loop.transcript(), keep_view=message.keep_view)
 
     def running(self) -> bool:
         return self.loop is not None and self.loop.state in (ev.LoopState.RUN, ev.LoopState.COMPACT)

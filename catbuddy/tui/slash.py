@@ -7,22 +7,22 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-from catbuddy.agent import events as ev
 from catbuddy.agent.api import Agent
 from catbuddy.config import APPROVAL_MODES
-from catbuddy.memory import log_view
-from catbuddy.memory.paths import MemoryPaths
-from catbuddy.memory.saving import VersionedSaver
-from catbuddy.memory.status import format_status
-from catbuddy.memory.versions import VersionError
 from catbuddy.messages import content_text
 from catbuddy.tui import slash_table
-from catbuddy.tui.screens.choice import ChoicePicker
-from catbuddy.tui.screens.context import ContextScreen
-from catbuddy.tui.screens.editor import EditableFile, EditorScreen
-from catbuddy.tui.screens.memory import DreamScreen, MemoryView
-from catbuddy.tui.screens.sessions import SessionPicker
+from catbuddy.tui.lazy import lazy_module
 from catbuddy.workspace import shipped_default
+
+if TYPE_CHECKING:
+    from catbuddy.agent import events as ev
+    from catbuddy.memory.saving import VersionedSaver
+    from catbuddy.tui.screens.editor import EditableFile
+else:
+    ev = lazy_module("catbuddy.agent.events")
+
+# The screens and the memory modules are imported by the command that opens them, not before the
+# app's first frame (docs/architecture.md §10).
 
 APPROVAL_DESCRIPTIONS = {
     "ask": "edits and commands ask first",
@@ -121,6 +121,9 @@ class SlashCommands(App[str | None]):
             self.refresh_context()
 
     async def slash_context(self, argument: str) -> None:
+        from catbuddy.memory.status import format_status
+        from catbuddy.tui.screens.context import ContextScreen
+
         try:
             memory = format_status(self.agent.memory_status())
         except Exception as exc:  # an unreadable memory folder must not hide the context
@@ -128,6 +131,8 @@ class SlashCommands(App[str | None]):
         await self.push_screen(ContextScreen(self.agent.context_report(), memory))
 
     def _editable(self, name: str) -> EditableFile:
+        from catbuddy.tui.screens.editor import EditableFile
+
         path = self.workspace.editable_path(name, self.settings.context.global_user_profile)
         text = path.read_text(encoding="utf-8") if path.is_file() else shipped_default(name)
         return EditableFile(name, path, text)
@@ -145,6 +150,8 @@ class SlashCommands(App[str | None]):
             shown = f"`{argument}` is not" if argument else "Name"
             self.notice(f"{shown} a workspace file to edit: /edit one of {choices}", "warning")
             return
+        from catbuddy.tui.screens.editor import EditorScreen
+
         file = self._editable(name)
         await self.push_screen(
             EditorScreen([file], f"Edit {file.path}", self._saver()), callback=self._editor_closed
@@ -152,6 +159,9 @@ class SlashCommands(App[str | None]):
 
     def _saver(self) -> VersionedSaver:
         """Saves that version a MEMORY.md first (docs/architecture.md §13)."""
+        from catbuddy.memory.paths import MemoryPaths
+        from catbuddy.memory.saving import VersionedSaver
+
         return VersionedSaver(MemoryPaths.of(self.workspace), lambda: self.agent.session_id)
 
     async def slash_memory(self, argument: str) -> None:
@@ -159,6 +169,8 @@ class SlashCommands(App[str | None]):
         if command:
             await self._memory_command(command.lower(), rest.strip())
             return
+        from catbuddy.tui.screens.editor import EditableFile, EditorScreen
+
         project = self.workspace.project_memory
         global_ = self.workspace.global_memory
         files = [
@@ -179,6 +191,10 @@ class SlashCommands(App[str | None]):
         )
 
     async def _memory_command(self, command: str, rest: str) -> None:
+        from catbuddy.memory import log_view
+        from catbuddy.memory.versions import VersionError
+        from catbuddy.tui.screens.memory import MemoryView
+
         prefix = log_view.APP_PREFIX
         try:
             if command == "log":
@@ -219,6 +235,8 @@ class SlashCommands(App[str | None]):
         self.run_worker(self._dream(dry_run), group="dream")
 
     async def _dream(self, dry_run: bool) -> None:
+        from catbuddy.tui.screens.memory import MemoryView
+
         result = await self.agent.dream(dry_run=dry_run)
         if dry_run and result.diff:
             await self.push_screen(
@@ -230,6 +248,8 @@ class SlashCommands(App[str | None]):
 
     async def ask_dream(self, proposal: ev.DreamProposed) -> None:
         """``memory.dream = "ask"``: show the diff; the answer goes back to the loop."""
+        from catbuddy.tui.screens.memory import DreamScreen
+
 
         def answered(choice: ev.DreamChoice | None) -> None:
             if self.loop is not None:
@@ -239,6 +259,8 @@ class SlashCommands(App[str | None]):
         await self.push_screen(DreamScreen(proposal), callback=answered)
 
     async def slash_sessions(self, argument: str) -> None:
+        from catbuddy.tui.screens.sessions import SessionPicker
+
         sessions = self.agent.list_sessions()
         await self.push_screen(SessionPicker(sessions, self.agent.session_id), callback=self._picked_session)
 
@@ -275,6 +297,8 @@ class SlashCommands(App[str | None]):
                     "info",
                 )
                 return
+            from catbuddy.tui.screens.choice import ChoicePicker
+
             choices = [(name, _model_note(self.settings, name)) for name in names]
             await self.push_screen(
                 ChoicePicker("Model for this session", choices, self.agent.model), callback=self._picked_model
@@ -299,6 +323,8 @@ class SlashCommands(App[str | None]):
 
     async def slash_approval(self, argument: str) -> None:
         if not argument:
+            from catbuddy.tui.screens.choice import ChoicePicker
+
             await self.push_screen(
                 ChoicePicker("Approval mode", list(APPROVAL_DESCRIPTIONS.items()), self.agent.approval_mode),
                 callback=self._picked_approval,

@@ -59,3 +59,55 @@ async def test_old_blocks_are_pruned_beyond_the_cap_and_come_back_in_order(fake_
         assert users[:2] == [f"q{expected_first}", f"q{expected_first + 1}"]
         assert users == [f"q{i}" for i in range(expected_first, turns)]
         assert texts(app, AssistantBlock)[0] == f"a{expected_first}"
+
+
+def wheel_up(widget) -> None:
+    from textual import events
+
+    widget.post_message(events.MouseScrollUp(widget, 1, 1, 0, -1, 0, False, False, False))
+
+
+async def test_scrolling_up_at_the_top_mounts_older_pages_until_the_whole_history_is_shown(workspace) -> None:
+    """Nothing is lost to lazy mounting: scrolling up past the top (the wheel, or Up / Page Up / Home
+    with the transcript focused) mounts the page before, keeping in view what was on screen, until
+    the session's first message is there."""
+    session_id = make_long_session(workspace, 200)  # 50 turns: 4 pages
+    settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="test")
+    app = CatbuddyApp(workspace, settings, resume=session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.status.info.session_id == session_id, what="resumed session")
+        transcript = app.transcript
+        assert texts(app, UserBlock)[0] != "question 0" and transcript.load_button.display
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.05)
+        first_shown = texts(app, UserBlock)[0]
+        wheel_up(transcript)  # at the top already: the page before comes in
+        await wait_for(pilot, lambda: texts(app, UserBlock)[0] != first_shown, what="older page by wheel")
+        await pilot.pause(0.05)
+        assert transcript.scroll_y > 0  # what the user was reading stayed in view, the new page is above
+        transcript.focus()
+        for key in ("home", "up", "home", "pageup", "home", "up", "home", "up"):
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            if not transcript.has_earlier():
+                break
+        await wait_for(pilot, lambda: not transcript.has_earlier(), what="whole history mounted")
+        assert not transcript.load_button.display
+        assert texts(app, UserBlock) == [f"question {turn}" for turn in range(50)]
+        assert texts(app, AssistantBlock)[0].startswith("Answer **0**")
+        assert all(tool.status == "done" for tool in transcript.query(ToolBlock))
+
+
+async def test_scrolling_up_away_from_the_top_only_scrolls(workspace) -> None:
+    session_id = make_long_session(workspace, 200)
+    settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="test")
+    app = CatbuddyApp(workspace, settings, resume=session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.status.info.session_id == session_id, what="resumed session")
+        await pilot.pause(0.05)
+        transcript = app.transcript
+        mounted = len(transcript.blocks)
+        assert transcript.scroll_y > 0  # opened at the newest message
+        wheel_up(transcript)
+        await pilot.pause(0.1)
+        assert len(transcript.blocks) == mounted

@@ -52,6 +52,30 @@ def preview_renderable(request: ApprovalRequested) -> Syntax | Text:
 
 
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
+    # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
+    DEFAULT_CSS = """
+    #approval-box {
+        width: 90%;
+        max-width: 110;
+        height: auto;
+        max-height: 90%;
+        background: $surface;
+        border: thick $warning;
+        padding: 0 1;
+    }
+    #approval-title {
+        margin: 0 0 1 0;
+    }
+    #approval-preview {
+        height: auto;
+        max-height: 20;
+        border: round $panel-lighten-2;
+    }
+    #approval-choices {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    """
     BINDINGS = [Binding("escape", "deny", "Deny", show=False)]
 
     def __init__(self, request: ApprovalRequested, arm_delay: float = ARM_DELAY) -> None:

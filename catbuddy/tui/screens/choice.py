@@ -14,6 +14,20 @@ from textual.widgets.option_list import Option
 class ChoicePicker(ModalScreen[str | None]):
     """Options as (value, description); Enter picks, Esc closes. The current value is marked."""
 
+    # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
+    DEFAULT_CSS = """
+    #choice-box {
+        width: 90%;
+        max-width: 120;
+        height: auto;
+        max-height: 90%;
+    }
+    #choice-list {
+        height: auto;
+        max-height: 30;
+    }
+    """
+
     type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     BINDINGS = [Binding("escape", "cancel", "Close")]
 

@@ -86,6 +86,19 @@ def context_table(report: Any, available: int | None = None) -> Group:
 
 
 class ContextScreen(ModalScreen[None]):
+    # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
+    DEFAULT_CSS = """
+    #context-box {
+        width: 90%;
+        max-width: 120;
+        height: auto;
+        max-height: 90%;
+    }
+    #context-box VerticalScroll {
+        height: auto;
+        max-height: 40;
+    }
+    """
     type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     BINDINGS = [Binding("escape", "dismiss", "Close")]
 

@@ -68,6 +68,27 @@ def _editor_area(file: EditableFile, index: int) -> TextArea:
 class EditorScreen(ModalScreen[bool]):
     """Returns True when something was saved."""
 
+    # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
+    DEFAULT_CSS = """
+    #editor-box {
+        width: 95%;
+        height: 90%;
+    }
+    #editor-box TextArea {
+        height: 1fr;
+    }
+    #editor-box TabbedContent {
+        height: 1fr;
+    }
+    #editor-box TabPane {
+        height: 1fr;
+        padding: 0;
+    }
+    #editor-status {
+        height: 1;
+    }
+    """
+
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("escape", "close", "Close", priority=True),

@@ -57,6 +57,19 @@ def session_label(info: Any, current: str | None) -> Text:
 
 
 class SessionPicker(ModalScreen[str | None]):
+    # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
+    DEFAULT_CSS = """
+    #sessions-box {
+        width: 90%;
+        max-width: 120;
+        height: auto;
+        max-height: 90%;
+    }
+    #sessions-list {
+        height: auto;
+        max-height: 30;
+    }
+    """
     type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     BINDINGS = [Binding("escape", "cancel", "Close")]
 

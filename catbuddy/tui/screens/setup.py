@@ -34,6 +34,42 @@ class SetupResult:
 
 
 class SetupScreen(Screen[SetupResult]):
+    # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
+    DEFAULT_CSS = """
+    SetupScreen {
+        align: center middle;
+    }
+    #setup-box {
+        width: 100%;
+        max-width: 84;
+        height: auto;
+        max-height: 100%;
+        scrollbar-size-vertical: 1;
+    }
+    #setup-quit-hint {
+        margin: 0 0 1 0;
+    }
+    #setup-key-status {
+        height: auto;
+    }
+    #setup-box Label {
+        margin: 0;
+    }
+    .setup-help {
+        color: $text-muted;
+    }
+    #setup-buttons {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    #setup-buttons Button {
+        margin: 0 2 0 0;
+    }
+    #setup-result {
+        margin: 1 0 0 0;
+        height: auto;
+    }
+    """
     BINDINGS = [
         Binding("escape", "quit_setup", "Quit", show=False),
         Binding("ctrl+q", "quit_setup", "Quit", show=False, priority=True),

@@ -1,24 +1,26 @@
-"""The blocks a transcript is made of: user messages, streamed replies, tool calls, notices."""
+"""The blocks a transcript is made of: user messages, streamed replies, tool calls, notices.
+
+A reply (``AssistantBlock``) lives in ``reply.py``: it is a Markdown widget, and Markdown (with
+markdown-it) is imported only once a reply is shown, after the app's first frame. It is still
+importable from here.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
+
+from catbuddy.tui.widgets.block import TranscriptBlock
+
+if TYPE_CHECKING:
+    from catbuddy.tui.widgets.reply import AssistantBlock as AssistantBlock
 
 SUMMARY_CHARS = 90  # key arguments shown on a collapsed tool block
 DETAIL_CHARS = 20_000  # an expanded result longer than this is cut (the model saw all of it)
-
-
-class TranscriptBlock:
-    """Mixin: where a block sits in the session, so pruned blocks can be re-mounted from the transcript."""
-
-    user_ordinal: int | None = None  # set on user blocks: how many user messages came before
 
 
 class UserBlock(Static, TranscriptBlock):
@@ -26,37 +28,6 @@ class UserBlock(Static, TranscriptBlock):
         super().__init__(Text(text), classes="user-block", markup=False)
         self.user_ordinal = ordinal
         self.text = text
-
-
-class AssistantBlock(Markdown, TranscriptBlock):
-    """A reply; while streaming, deltas go through a MarkdownStream so only the tail is re-parsed."""
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(text or None, classes="assistant-block")
-        self._stream: MarkdownStream | None = None
-        self.text = text
-
-    async def write(self, fragment: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        self.text += fragment
-        await self._stream.write(fragment)
-
-    async def on_unmount(self) -> None:
-        # A reply still streaming when the app closes (or its block is pruned) must not leave its
-        # MarkdownStream task running.
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            await stream.stop()
-
-    async def finish(self, final_text: str | None = None) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        if final_text is not None and final_text.strip() != self.text.strip():
-            # Nothing (or something else) was streamed: show the stored message as it is.
-            self.text = final_text
-            await self.update(final_text)
 
 
 def _short_arguments(arguments: str | dict[str, Any]) -> str:
@@ -157,6 +128,8 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
             self.query(".tool-details").remove()
 
     def _show_details(self) -> None:
+        from rich.syntax import Syntax  # pygments: only when a tool call is opened
+
         self.query(".tool-details").remove()
         shown = self.display_text or self.result
         if len(shown) > DETAIL_CHARS:
@@ -180,3 +153,11 @@ class NoticeBlock(Static, TranscriptBlock):
         super().__init__(Text(text), classes=f"notice notice-{level}", markup=False)
         self.level = level
         self.text = text
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AssistantBlock":
+        from catbuddy.tui.widgets.reply import AssistantBlock
+
+        return AssistantBlock
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,9 @@
 """The scrolling conversation: mounts only recent messages, prunes old ones, re-mounts them on demand.
 
 Long sessions stay fast because the DOM never holds more than ``PRUNE_AT`` blocks; what was pruned
-(or never mounted on resume) is rebuilt from ``loop.transcript()`` when the user asks for it.
+(or never mounted on resume) is rebuilt from ``loop.transcript()`` when the user asks for it: a click
+on the control above the oldest mounted message, or scrolling up (wheel, Up, Page Up, Home) once the
+view is at the top. Either way the transcript posts ``EarlierWanted`` and the app mounts the page.
 """
 
 from __future__ import annotations
@@ -9,17 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button
+from textual.widgets import Static
 
 from catbuddy.messages import content_text, strip_runtime_block
-from catbuddy.tui.widgets.messages import (
-    AssistantBlock,
-    NoticeBlock,
-    ToolBlock,
-    UserBlock,
-)
+from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 
 INITIAL_MESSAGES = 50  # mounted when a session opens
 PAGE_MESSAGES = 50  # mounted per "load earlier"
@@ -29,6 +29,8 @@ PRUNE_KEEP = 100  # blocks kept after a prune
 
 def blocks_for(messages: list[dict[str, Any]], first_ordinal: int) -> list[Widget]:
     """Widgets for a slice of the transcript; `first_ordinal` counts user messages before the slice."""
+    from catbuddy.tui.widgets.reply import AssistantBlock
+
     blocks: list[Widget] = []
     tools: dict[str, ToolBlock] = {}
     ordinal = first_ordinal
@@ -71,10 +73,43 @@ def _page_start(messages: list[dict[str, Any]], start: int) -> int:
     return start
 
 
+class LoadEarlier(Static, can_focus=True):
+    """The control above the oldest mounted message. A Static, not a Button: a Button's stylesheet
+    is a large part of what the app's first frame would otherwise parse."""
+
+    BINDINGS = [("enter", "press", "Load earlier")]
+
+    def __init__(self) -> None:
+        self._label = "▲ load earlier messages"
+        super().__init__(Text(self._label), id="load-earlier", markup=False)
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    @label.setter
+    def label(self, text: str) -> None:
+        self._label = text
+        self.update(Text(text))
+
+    def on_click(self) -> None:
+        self.action_press()
+
+    def action_press(self) -> None:
+        self.post_message(Transcript.EarlierWanted())
+
+
 class Transcript(VerticalScroll):
+    class EarlierWanted(Message):
+        """The user asked for the messages before the oldest mounted one."""
+
+        def __init__(self, keep_view: bool = False) -> None:
+            super().__init__()
+            self.keep_view = keep_view  # scrolled into: what was on screen stays there
+
     def __init__(self) -> None:
         super().__init__(id="transcript")
-        self.load_button = Button("▲ load earlier messages", id="load-earlier", compact=True)
+        self.load_button = LoadEarlier()
         self.load_button.display = False
         self._first_index: int | None = 0  # transcript index of the first mounted message
         self._first_ordinal = 0  # used when _first_index is unknown (after a prune)
@@ -86,6 +121,27 @@ class Transcript(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    # Scrolling up at the top asks for the page before (the wheel's own handler runs after this one).
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        if not (event.ctrl or event.shift):
+            self._scrolled_up()
+
+    def action_scroll_up(self) -> None:
+        self._scrolled_up()
+        super().action_scroll_up()
+
+    def action_page_up(self) -> None:
+        self._scrolled_up()
+        super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        self._scrolled_up()
+        super().action_scroll_home()
+
+    def _scrolled_up(self) -> None:
+        if self.scroll_y <= 0 and self.has_earlier():
+            self.post_message(self.EarlierWanted(keep_view=True))
 
     def follow(self) -> None:
         """Back to the live end: stick to the bottom, and prune as usual from now on."""
@@ -141,8 +197,12 @@ class Transcript(VerticalScroll):
         else:
             self.load_button.label = "▲ load earlier messages"
 
-    async def load_earlier(self, messages: list[dict[str, Any]]) -> int:
-        """Mount the page before the first mounted message; returns how many messages were added."""
+    async def load_earlier(self, messages: list[dict[str, Any]], keep_view: bool = False) -> int:
+        """Mount the page before the first mounted message; returns how many messages were added.
+        ``keep_view``: scroll by what was added, so what the user was reading stays in view."""
+        if not self.has_earlier():
+            return 0
+        height, top = self.virtual_size.height, self.scroll_y
         end = self._first_index
         if end is None:
             positions = _user_positions(messages)
@@ -154,4 +214,9 @@ class Transcript(VerticalScroll):
         self._first_index = start
         self._update_button()
         self.cap = max(PRUNE_AT, len(self.blocks) + PRUNE_AT - PRUNE_KEEP)  # keep what was asked for
+        if keep_view and widgets:
+            self.call_after_refresh(self._keep_view, height, top)
         return end - start
+
+    def _keep_view(self, height: int, top: float) -> None:
+        self.scroll_to(y=top + self.virtual_size.height - height, animate=False, immediate=True)
