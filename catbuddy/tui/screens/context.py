@@ -18,7 +18,7 @@ from catbuddy.tui.widgets.status import context_colour
 
 CHART_CELLS = 30
 MIN_CHART_CELLS = 8
-BOX_MAX_WIDTH = 120  # #context-box: width 90%, max-width 120 (app.tcss)
+BOX_MAX_WIDTH = 120  # #context-box: width 90%, max-width 120 (DEFAULT_CSS below)
 NUMBER_COLUMNS = 6 + 8 + 3 * 2  # "tokens" and "% budget" columns, and the gaps between four columns
 DIALOG_CHROME = 6  # the dialog's border and padding, and the scroll bar
 
@@ -116,7 +116,7 @@ class ContextScreen(ModalScreen[None]):
                     yield Static(Text(self.memory, style="dim"), id="context-memory")
 
     def table_width(self) -> int:
-        box = min(self.app.size.width * 9 // 10, BOX_MAX_WIDTH)  # #context-box in app.tcss
+        box = min(self.app.size.width * 9 // 10, BOX_MAX_WIDTH)  # #context-box in DEFAULT_CSS
         return box - DIALOG_CHROME
 
     async def action_dismiss(self, result: None = None) -> None:
