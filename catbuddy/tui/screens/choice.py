@@ -16,12 +16,6 @@ class ChoicePicker(ModalScreen[str | None]):
 
     # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
     DEFAULT_CSS = """
-    #choice-box {
-        width: 90%;
-        max-width: 120;
-        height: auto;
-        max-height: 90%;
-    }
     #choice-list {
         height: auto;
         max-height: 30;
@@ -46,7 +40,7 @@ class ChoicePicker(ModalScreen[str | None]):
         return text
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="choice-box", classes="dialog"):
+        with Vertical(id="choice-box", classes="dialog picker"):
             yield Static(
                 Text(f"{self.title_text}  (Enter picks · Esc closes)", style="bold"), classes="dialog-title"
             )

@@ -18,7 +18,7 @@ from catbuddy.tui.widgets.status import context_colour
 
 CHART_CELLS = 30
 MIN_CHART_CELLS = 8
-BOX_MAX_WIDTH = 120  # #context-box: width 90%, max-width 120 (DEFAULT_CSS below)
+BOX_MAX_WIDTH = 120  # .dialog.picker in app.tcss: width 90%, max-width 120
 NUMBER_COLUMNS = 6 + 8 + 3 * 2  # "tokens" and "% budget" columns, and the gaps between four columns
 DIALOG_CHROME = 6  # the dialog's border and padding, and the scroll bar
 
@@ -88,12 +88,6 @@ def context_table(report: Any, available: int | None = None) -> Group:
 class ContextScreen(ModalScreen[None]):
     # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
     DEFAULT_CSS = """
-    #context-box {
-        width: 90%;
-        max-width: 120;
-        height: auto;
-        max-height: 90%;
-    }
     #context-box VerticalScroll {
         height: auto;
         max-height: 40;
@@ -108,7 +102,7 @@ class ContextScreen(ModalScreen[None]):
         self.memory = memory  # pending entries and the last Dream (memory/status.py)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="context-box", classes="dialog"):
+        with Vertical(id="context-box", classes="dialog picker"):
             yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
             with VerticalScroll():
                 yield Static(context_table(self.report, self.table_width()), id="context-table")
@@ -116,7 +110,7 @@ class ContextScreen(ModalScreen[None]):
                     yield Static(Text(self.memory, style="dim"), id="context-memory")
 
     def table_width(self) -> int:
-        box = min(self.app.size.width * 9 // 10, BOX_MAX_WIDTH)  # #context-box in DEFAULT_CSS
+        box = min(self.app.size.width * 9 // 10, BOX_MAX_WIDTH)  # .dialog.picker in app.tcss
         return box - DIALOG_CHROME
 
     async def action_dismiss(self, result: None = None) -> None:

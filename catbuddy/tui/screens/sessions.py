@@ -59,12 +59,6 @@ def session_label(info: Any, current: str | None) -> Text:
 class SessionPicker(ModalScreen[str | None]):
     # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
     DEFAULT_CSS = """
-    #sessions-box {
-        width: 90%;
-        max-width: 120;
-        height: auto;
-        max-height: 90%;
-    }
     #sessions-list {
         height: auto;
         max-height: 30;
@@ -80,7 +74,7 @@ class SessionPicker(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="sessions-box", classes="dialog"):
+        with Vertical(id="sessions-box", classes="dialog picker"):
             yield Static(
                 Text("Resume a session  (Enter opens · Esc closes)", style="bold"), classes="dialog-title"
             )
