@@ -376,11 +376,7 @@ class CatbuddyApp(SlashCommands):
 
         from catbuddy.tui.screens.approval import ApprovalScreen
 
-        screen = (
-            ApprovalScreen(request)
-            if self.approval_arm_delay is None
-            else ApprovalScreen(request, self.approval_arm_delay)
-        )
+        screen = ApprovalScreen(request, self.approval_arm_delay)
         self._approvals[request.call_id] = screen
         await self.push_screen(screen, callback=answered)
 

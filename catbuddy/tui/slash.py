@@ -250,7 +250,6 @@ class SlashCommands(App[str | None]):
         """``memory.dream = "ask"``: show the diff; the answer goes back to the loop."""
         from catbuddy.tui.screens.memory import DreamScreen
 
-
         def answered(choice: ev.DreamChoice | None) -> None:
             if self.loop is not None:
                 self.loop.answer_dream(proposal.proposal_id, choice or ev.DreamChoice.LATER)

@@ -47,7 +47,8 @@ def refuses(base_url: str) -> bool:
 async def test_the_demo_greets_then_compacts_and_context_shows_the_summary(tmp_path, monkeypatch) -> None:
     from catbuddy.agent import events as ev
     from catbuddy.tui.app import CatbuddyApp
-    from catbuddy.tui.widgets.messages import AssistantBlock, UserBlock
+    from catbuddy.tui.widgets.messages import UserBlock
+    from catbuddy.tui.widgets.reply import AssistantBlock
 
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     finished: list[ev.CompactionFinished] = []

@@ -5,8 +5,9 @@ from __future__ import annotations
 from helpers import texts, type_text, wait_for
 
 from catbuddy.agent import events as ev
-from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
+from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import Completer, QueuedView
+from catbuddy.tui.widgets.reply import AssistantBlock
 from catbuddy.tui.widgets.status import context_colour
 
 SIZE = (100, 32)

@@ -13,8 +13,9 @@ from catbuddy.tui.screens.approval import ApprovalScreen
 from catbuddy.tui.screens.editor import EditorScreen
 from catbuddy.tui.screens.sessions import SessionPicker
 from catbuddy.tui.screens.setup import SetupScreen
-from catbuddy.tui.widgets.messages import AssistantBlock, NoticeBlock, ToolBlock, UserBlock
+from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 from catbuddy.tui.widgets.prompt import QueuedView
+from catbuddy.tui.widgets.reply import AssistantBlock
 
 SIZE = (100, 32)
 

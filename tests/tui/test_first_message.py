@@ -14,7 +14,8 @@ from catbuddy.config import Settings
 from catbuddy.llm.lazy import openai_provider
 from catbuddy.testing.script import Reply
 from catbuddy.tui.app import CatbuddyApp
-from catbuddy.tui.widgets.messages import AssistantBlock, UserBlock
+from catbuddy.tui.widgets.messages import UserBlock
+from catbuddy.tui.widgets.reply import AssistantBlock
 
 SIZE = (100, 32)
 

@@ -78,10 +78,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     """
     BINDINGS = [Binding("escape", "deny", "Deny", show=False)]
 
-    def __init__(self, request: ApprovalRequested, arm_delay: float = ARM_DELAY) -> None:
+    def __init__(self, request: ApprovalRequested, arm_delay: float | None = None) -> None:
         super().__init__(id="approval")
         self.request = request
-        self.arm_delay = arm_delay
+        self.arm_delay = ARM_DELAY if arm_delay is None else arm_delay
         self.sandbox = request.sandbox  # a SandboxStatus.label, for exec
         self._opened = time.monotonic()
 

@@ -1,23 +1,19 @@
 """The blocks a transcript is made of: user messages, streamed replies, tool calls, notices.
 
 A reply (``AssistantBlock``) lives in ``reply.py``: it is a Markdown widget, and Markdown (with
-markdown-it) is imported only once a reply is shown, after the app's first frame. It is still
-importable from here.
+markdown-it) is imported only once a reply is shown, after the app's first frame.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Static
 
 from catbuddy.tui.widgets.block import TranscriptBlock
-
-if TYPE_CHECKING:
-    from catbuddy.tui.widgets.reply import AssistantBlock as AssistantBlock
 
 SUMMARY_CHARS = 90  # key arguments shown on a collapsed tool block
 DETAIL_CHARS = 20_000  # an expanded result longer than this is cut (the model saw all of it)
@@ -153,11 +149,3 @@ class NoticeBlock(Static, TranscriptBlock):
         super().__init__(Text(text), classes=f"notice notice-{level}", markup=False)
         self.level = level
         self.text = text
-
-
-def __getattr__(name: str) -> Any:
-    if name == "AssistantBlock":
-        from catbuddy.tui.widgets.reply import AssistantBlock
-
-        return AssistantBlock
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
