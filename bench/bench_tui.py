@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import json  # noqa: E402
 import subprocess  # noqa: E402
 
+from _bare_app import BareApp  # noqa: E402
 from _table import Figure, quick, report  # noqa: E402
 from textual import events
-from textual.app import App, ComposeResult
-from textual.widgets import Static, TextArea
+from textual.widgets import TextArea
 
 from catbuddy.agent.events import TurnEnded
 from catbuddy.config import Settings
@@ -42,7 +42,7 @@ from catbuddy.session.store import SessionStore
 from catbuddy.testing.script import Reply
 from catbuddy.testing.scripted_llm import ScriptedLLM
 from catbuddy.tui.app import CatbuddyApp
-from catbuddy.tui.widgets.messages import AssistantBlock
+from catbuddy.tui.widgets.reply import AssistantBlock
 from catbuddy.workspace import Workspace
 
 SIZE = (120, 40)
@@ -83,20 +83,6 @@ async def until(pilot, condition, timeout: float = 30.0) -> None:
         if time.perf_counter() > deadline:
             raise TimeoutError("condition not met")
         await pilot.pause(0.005)
-
-
-class BareApp(App[None]):
-    """The baseline: what any Textual app of this shape costs to paint."""
-
-    def compose(self) -> ComposeResult:
-        yield Static("hello")
-        yield TextArea()
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._painted)
-
-    def _painted(self) -> None:
-        self.painted_at = time.perf_counter()
 
 
 def rss_mb() -> float:
