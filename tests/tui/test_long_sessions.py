@@ -7,15 +7,21 @@ from helpers import make_long_session, texts, wait_for
 from catbuddy.config import Settings
 from catbuddy.tui.app import CatbuddyApp
 from catbuddy.tui.widgets import transcript as transcript_module
-from catbuddy.tui.widgets.messages import AssistantBlock, ToolBlock, UserBlock
+from catbuddy.tui.widgets.messages import ToolBlock, UserBlock
+from catbuddy.tui.widgets.reply import AssistantBlock
 
 SIZE = (100, 32)
 
 
-async def test_resuming_1000_messages_mounts_only_the_newest_and_loads_earlier_on_demand(workspace) -> None:
-    session_id = make_long_session(workspace, 1000)
+def resumed_app(workspace, messages: int) -> tuple[CatbuddyApp, str]:
+    """The app resuming a session of ``messages`` messages (no model is reached)."""
+    session_id = make_long_session(workspace, messages)
     settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="test")
-    app = CatbuddyApp(workspace, settings, resume=session_id)
+    return CatbuddyApp(workspace, settings, resume=session_id), session_id
+
+
+async def test_resuming_1000_messages_mounts_only_the_newest_and_loads_earlier_on_demand(workspace) -> None:
+    app, session_id = resumed_app(workspace, 1000)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.status.info.session_id == session_id, what="resumed session")
         transcript = app.transcript
@@ -71,9 +77,7 @@ async def test_scrolling_up_at_the_top_mounts_older_pages_until_the_whole_histor
     """Nothing is lost to lazy mounting: scrolling up past the top (the wheel, or Up / Page Up / Home
     with the transcript focused) mounts the page before, keeping in view what was on screen, until
     the session's first message is there."""
-    session_id = make_long_session(workspace, 200)  # 50 turns: 4 pages
-    settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="test")
-    app = CatbuddyApp(workspace, settings, resume=session_id)
+    app, session_id = resumed_app(workspace, 200)  # 50 turns: 4 pages
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.status.info.session_id == session_id, what="resumed session")
         transcript = app.transcript
@@ -99,9 +103,7 @@ async def test_scrolling_up_at_the_top_mounts_older_pages_until_the_whole_histor
 
 
 async def test_scrolling_up_away_from_the_top_only_scrolls(workspace) -> None:
-    session_id = make_long_session(workspace, 200)
-    settings = Settings(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="test")
-    app = CatbuddyApp(workspace, settings, resume=session_id)
+    app, session_id = resumed_app(workspace, 200)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.status.info.session_id == session_id, what="resumed session")
         await pilot.pause(0.05)
