@@ -27,9 +27,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _table import MISSED_EXIT, QUICK_ENV, ROWS_ENV, Figure, number, print_table, ratio_text  # noqa: E402
+from _table import FIGURE_HEADERS, MISSED_EXIT, QUICK_ENV, ROWS_ENV, Figure, figure_rows, print_table  # noqa: E402
 
-SUMMARY_HEADERS = ["bench", "figure", "measured", "baseline (same run)", "baseline", "ratio", "target", "verdict"]
+SUMMARY_HEADERS = ["bench", *FIGURE_HEADERS]
 
 
 @dataclass
@@ -42,10 +42,7 @@ class Summary:
         return [f for f in self.figures if f.met is False]
 
     def rows(self) -> list[list[str]]:
-        rows = []
-        for f in self.figures:
-            rows.append([f.bench, f.name, number(f.value, f.unit), f.baseline_name, number(f.baseline, f.unit),
-                         ratio_text(f.ratio), f.target_text, f.verdict])  # fmt: skip
+        rows = figure_rows(self.figures, with_bench=True)
         for u in self.unavailable:
             rows.append([u["bench"], u["unavailable"], "—", f"unavailable: {u['reason']}", "—", "—", "—", "n/a"])
         return rows
