@@ -106,16 +106,20 @@ def figure_rows(figures: Sequence[Figure], with_bench: bool = False) -> list[lis
 FIGURE_HEADERS = ["figure", "measured", "baseline (same run)", "baseline", "ratio", "target", "verdict"]
 
 
+def hand_over(rows: Sequence[dict[str, Any]]) -> None:
+    """Append rows for run_all.py's summary (one JSON object a line), when it runs this bench."""
+    path = os.environ.get(ROWS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row) + "\n" for row in rows)
+
+
 def report(bench: str, figures: Sequence[Figure], title: str | None = None) -> bool:
     """Print the figures beside their baselines; pass them on to run_all.py. True if no target missed."""
     for f in figures:
         f.bench = bench
     print_table(title or f"{bench}: figures against same-run baselines", FIGURE_HEADERS, figure_rows(figures))
-    path = os.environ.get(ROWS_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            for f in figures:
-                handle.write(json.dumps(asdict(f)) + "\n")
+    hand_over([asdict(f) for f in figures])
     return all(f.met is not False for f in figures)
 
 
@@ -127,10 +131,7 @@ def exit_status(ok: bool) -> int:
 def unavailable(bench: str, what: str, reason: str) -> None:
     """A row that could not be measured here (e.g. a peer's package could not be fetched)."""
     print(f"{what} unavailable: {reason}")
-    path = os.environ.get(ROWS_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"bench": bench, "unavailable": what, "reason": reason}) + "\n")
+    hand_over([{"bench": bench, "unavailable": what, "reason": reason}])
 
 
 def format_cell(value: Any) -> str:
