@@ -99,7 +99,7 @@ def govern_request(
         prompt.text,
         tools,
         history.summary,
-        prompt.layer_tokens(counter.encoding_name, counter.count_text),
+        prompt.layer_tokens(counter.cache_key, counter.count_text),
     )
     return govern_context(
         history.messages,
@@ -128,7 +128,7 @@ def context_report(
     usage: SessionUsage | None = None,
 ) -> ContextReport:
     """The table for a request of ``size`` (a ``GovernedContext.size``, or the fixed part alone)."""
-    part_tokens = prompt.part_tokens(counter.encoding_name, counter.count_text)
+    part_tokens = prompt.part_tokens(counter.cache_key, counter.count_text)
     shipped = workspace_defaults_dir()
     layers = [
         LayerSize(
@@ -141,7 +141,7 @@ def context_report(
             ],
         )
         for layer, tokens in zip(
-            prompt.layers, prompt.layer_tokens(counter.encoding_name, counter.count_text).values(), strict=True
+            prompt.layers, prompt.layer_tokens(counter.cache_key, counter.count_text).values(), strict=True
         )
     ]
     return ContextReport(

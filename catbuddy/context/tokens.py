@@ -16,6 +16,7 @@ import logging
 import marshal
 import math
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -227,17 +228,18 @@ class RequestCount:
 
 
 class TokenCounter:
-    """Counts chat requests exactly for one encoding; per-message counts are cached."""
+    """Counts chat requests exactly for one encoding; per-message counts are cached.
+
+    The tokenizer loads at the first count (or ``load()``), not at construction: building a turn's
+    collaborators costs nothing, and a first request that is provably small can be sent before the
+    ~0.3 s load (``context/bound.py``)."""
 
     def __init__(self, encoding_name: str) -> None:
         self.encoding_name = encoding_name
-        self.exact = True
-        try:
-            self._encoder: _Encoder = load_encoding(encoding_name)
-        except Exception as exc:  # any failure to start tiktoken must not stop catbuddy
-            log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
-            self._encoder = _ApproximateEncoder()
-            self.exact = False
+        self.cache_key = encoding_name  # what cached per-prompt counts are filed under
+        self._exact = True
+        self._encoder: _Encoder | None = None
+        self._load_lock = threading.Lock()
         self._costs = TOOL_COSTS.get(encoding_name, TOOL_COSTS["o200k_base"])
         self._message_cache: dict[tuple[Any, ...], int] = {}
         # Fast path for the same message object seen again (the history stays in memory turn after
@@ -245,8 +247,35 @@ class TokenCounter:
         self._by_identity: dict[int, tuple[Mapping[str, Any], int]] = {}
         self._tools_cache: dict[str, int] = {}
 
+    @property
+    def loaded(self) -> bool:
+        return self._encoder is not None
+
+    @property
+    def exact(self) -> bool:
+        """False when tiktoken could not start and counts are estimates (loads the tokenizer)."""
+        self.load()
+        return self._exact
+
+    def load(self) -> _Encoder:
+        """The tokenizer, loaded once (safe to call from a worker thread while the loop counts)."""
+        encoder = self._encoder
+        if encoder is not None:
+            return encoder
+        with self._load_lock:
+            if self._encoder is None:
+                try:
+                    self._encoder = load_encoding(self.encoding_name)
+                except Exception as exc:  # any failure to start tiktoken must not stop catbuddy
+                    log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
+                    self._encoder = _ApproximateEncoder()
+                    self._exact = False
+            return self._encoder
+
     def count_text(self, text: str) -> int:
-        return len(self._encoder.encode_ordinary(text)) if text else 0
+        if not text:
+            return 0
+        return len((self._encoder or self.load()).encode_ordinary(text))
 
     def count_message(self, message: Mapping[str, Any]) -> int:
         """Cached: messages are never edited in place (a changed message is a new dict), so a

@@ -51,7 +51,7 @@ def preload(settings: Settings) -> None:
     import catbuddy.agent.loop  # noqa: F401
     from catbuddy.context.tokens import counter_for
 
-    counter_for(settings.encoding_for())
+    counter_for(settings.encoding_for()).load()
 
 
 def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any) -> Agent:
