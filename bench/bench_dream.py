@@ -34,7 +34,8 @@ from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 from catbuddy.config import MemorySettings, Settings  # noqa: E402
 from catbuddy.context.tokens import counter_for  # noqa: E402
 from catbuddy.memory.document import MemoryDoc  # noqa: E402
-from catbuddy.memory.dream import Dreamer, DreamProposal, DreamResult  # noqa: E402
+from catbuddy.memory.dream import DreamResult  # noqa: E402
+from catbuddy.memory.dreamer import Dreamer, DreamProposal  # noqa: E402
 from catbuddy.memory.factory import dream_config  # noqa: E402
 from catbuddy.memory.journal import Journal  # noqa: E402
 from catbuddy.memory.paths import MemoryPaths  # noqa: E402

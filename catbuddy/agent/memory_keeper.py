@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catbuddy.agent.bus import EventBus
 from catbuddy.agent.events import (
@@ -35,13 +35,17 @@ from catbuddy.agent.events import (
 )
 from catbuddy.config import Settings
 from catbuddy.llm.protocol import ProviderSource
-from catbuddy.memory.dream import Dreamer, DreamProposal, DreamResult, DreamStatus
+from catbuddy.memory.dream import DreamResult, DreamStatus
 from catbuddy.memory.journal import COMPACTION, SESSION, Journal
 from catbuddy.memory.paths import MemoryPaths
 from catbuddy.memory.session_entry import bound_entry, digest_session
 from catbuddy.memory.status import memory_status
 from catbuddy.session.conversation import Conversation
 from catbuddy.workspace import Workspace
+
+if TYPE_CHECKING:
+    # The Dreamer is built (memory/factory.py) when Dream first runs: its chain costs ~25 ms at start-up.
+    from catbuddy.memory.dreamer import Dreamer, DreamProposal
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,6 @@ these classes. Messages never contain the API key: anything that looks like it i
 
 from __future__ import annotations
 
-import email.utils
 import re
 import time
 from dataclasses import dataclass
@@ -141,6 +140,8 @@ def retry_after_seconds(exc: Any, now: float | None = None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        import email.utils  # only for an HTTP-date Retry-After: the email package costs ~3 ms at start-up
+
         parsed = email.utils.parsedate_tz(value)
         if parsed is None:
             return None

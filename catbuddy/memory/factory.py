@@ -8,7 +8,7 @@ from catbuddy.config import Settings
 from catbuddy.context.tokens import counter_for
 from catbuddy.llm.protocol import ProviderSource
 from catbuddy.memory.apply import Limits
-from catbuddy.memory.dream import AnswerCutOff, Complete, DreamConfig, Dreamer
+from catbuddy.memory.dreamer import AnswerCutOff, Complete, DreamConfig, Dreamer
 from catbuddy.memory.prompt import Message
 from catbuddy.workspace import Workspace
 

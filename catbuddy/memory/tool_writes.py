@@ -7,12 +7,14 @@ relative path, ``~/.catbuddy/...`` or a symlink all land on the same file.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catbuddy.memory.paths import MemoryPaths
-from catbuddy.memory.versions import MemoryVersions, PendingWrite
 from catbuddy.tools.base import ToolContext, ToolError
 from catbuddy.tools.guard import resolve_path
+
+if TYPE_CHECKING:
+    from catbuddy.memory.versions import PendingWrite
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,9 @@ def begin_tool_write(
         path = resolve_path(ctx, args.get("path"), for_write=False)
     except ToolError:
         return None  # the tool will refuse the path itself
+    # Imported at the first file write, not with the loop: the version log costs ~5 ms at start-up.
+    from catbuddy.memory.versions import MemoryVersions
+
     try:
         return MemoryVersions(MemoryPaths.of(ctx.workspace)).begin(
             path, source=f"tool:{tool}", sessions=(session_id,) if session_id else ()

@@ -14,11 +14,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from catbuddy.tools import code_scan
 from catbuddy.tools.protected import CONFIG, HOME, SESSION, ProtectedPlaces
-from catbuddy.tools.shell_parse import ParsedCommand, Segment, parse_command
-from catbuddy.tools.shell_words import DYNAMIC_PART, Word
+
+if TYPE_CHECKING:
+    from catbuddy.tools.shell_parse import ParsedCommand, Segment
+    from catbuddy.tools.shell_words import Word
 
 SYSTEM_DIRS = frozenset(
     {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run",
@@ -66,6 +68,9 @@ class CommandChecker:
         self.places = ProtectedPlaces.of(home, self.work_root)
 
     def check(self, command: str, _depth: int = 0) -> Verdict:
+        # Imported at the first check, not with the policy: the shell grammar costs ~35 ms at start-up.
+        from catbuddy.tools.shell_parse import parse_command
+
         parsed = parse_command(command, home=self.user_home, cwd=str(self.work_root))
         verdict = Verdict(parsed, dynamic=parsed.dynamic_reasons())
         if parsed.fork_bomb or FORK_BOMB.search(command):
@@ -182,6 +187,8 @@ class CommandChecker:
         return None
 
     def _inline_code(self, code: str, verdict: Verdict, depth: int) -> str | None:
+        from catbuddy.tools import code_scan  # only code inside a command is scanned
+
         for target in code_scan.destructive_targets(code, self.user_home):
             path = self._absolute(target, self.work_root)
             if path is not None and (self._is_dangerous(path, False) or self.places.holds_sessions(path)):
@@ -206,6 +213,8 @@ class CommandChecker:
         return out
 
     def _absolute(self, value: str, cwd: Path) -> Path | None:
+        from catbuddy.tools.shell_words import DYNAMIC_PART  # loaded by check() already
+
         if not value or value == DYNAMIC_PART:
             return None
         if value == "~" or value.startswith("~/"):

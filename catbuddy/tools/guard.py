@@ -25,12 +25,11 @@ from catbuddy.config_schema import APPROVAL_MODES
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind
 from catbuddy.tools.deny import CommandChecker, Verdict
 from catbuddy.tools.protected import CONFIG, HOME, SESSION, ProtectedPlaces, describe
-from catbuddy.tools.shell_parse import Segment
-from catbuddy.tools.shell_programs import PRIVILEGE_WRAPPERS, interpreter_family
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
     from catbuddy.sandbox import SandboxStatus
+    from catbuddy.tools.shell_parse import Segment
     from catbuddy.workspace import Workspace
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
@@ -272,6 +271,9 @@ class ApprovalPolicy:
         return [s for s in verdict.parsed.segments if not s.container and not self._remembered_segment(s)]
 
     def _remembered_segment(self, segment: Segment) -> bool:
+        # Like the parser, imported at the first command checked rather than at start-up.
+        from catbuddy.tools.shell_programs import PRIVILEGE_WRAPPERS
+
         if segment.rough or segment.dynamic or segment.inline_code is not None or not segment.words:
             return False
         if set(segment.wrappers) & PRIVILEGE_WRAPPERS:
@@ -287,6 +289,8 @@ class ApprovalPolicy:
 
 def _suggestion(segment: Segment) -> str | None:
     """The prefix "allow for this session" would remember for ``segment``; None if it cannot be one."""
+    from catbuddy.tools.shell_programs import interpreter_family  # loaded by the first check already
+
     if segment.rough or segment.dynamic or segment.inline_code is not None or not segment.words:
         return None
     words = [w.static for w in segment.words]

@@ -10,10 +10,12 @@ import asyncio
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catbuddy.session.search import Hit, Query, search_sessions
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+
+if TYPE_CHECKING:
+    from catbuddy.session.search import Hit, Query
 
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
@@ -61,6 +63,9 @@ class RecallTool(Tool):
 
 
 def parse_query(args: Mapping[str, Any]) -> Query:
+    # The session search is imported at the first recall, not with the tool list.
+    from catbuddy.session.search import Query
+
     text = args.get("query")
     if not isinstance(text, str) or not text.strip():
         raise ToolError("`query` must be a non-empty string: words to find, or a regex with regex=true.")
@@ -105,6 +110,7 @@ def _search_and_render(
     files: list[tuple[str, Path]], query: Query, limit: int, ctx: ToolContext, scope: str
 ) -> ToolResult:
     from catbuddy.context.tokens import counter_for
+    from catbuddy.session.search import search_sessions
 
     hits, stats = search_sessions(files, query)
     current = files[0][0]

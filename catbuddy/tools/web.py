@@ -17,7 +17,6 @@ from urllib.parse import urljoin
 
 from catbuddy.text import truncate_head
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
-from catbuddy.tools.html_to_markdown import html_to_markdown
 
 if TYPE_CHECKING:
     import httpx
@@ -238,6 +237,9 @@ def _decode(body: bytes, ctype: str, url: str) -> str:
     except LookupError:
         text = body.decode("utf-8", errors="replace")
     if mime in HTML_TYPES or (not mime and text.lstrip()[:15].lower().startswith(("<!doctype", "<html"))):
+        # Imported at the first HTML page: html.parser and the converter cost ~8 ms at start-up.
+        from catbuddy.tools.html_to_markdown import html_to_markdown
+
         return html_to_markdown(text, url)
     return text
 

@@ -11,7 +11,8 @@ import pytest
 from dream_helpers import DreamBrain, answer, is_dream_request, request_text
 
 from catbuddy.llm.lazy import LazyProvider
-from catbuddy.memory.dream import Dreamer, DreamProposal, DreamResult, DreamStatus
+from catbuddy.memory.dream import DreamResult, DreamStatus
+from catbuddy.memory.dreamer import Dreamer, DreamProposal
 from catbuddy.memory.factory import make_dreamer
 from catbuddy.memory.journal import Journal
 from catbuddy.memory.lock import DreamLock
