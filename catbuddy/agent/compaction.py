@@ -85,10 +85,13 @@ class CompactionManager:
 
     # --- triggers -------------------------------------------------------------------------------
 
+    def due_by_messages(self) -> bool:
+        return len(self.ctx.conversation.history.entries) > self.ctx.settings.context.compact_message_threshold
+
     def due(self, parts: RequestParts | None = None) -> str | None:
         """Why auto-compaction should run now, or None."""
         settings = self.ctx.settings.context
-        if len(self.ctx.conversation.history.entries) > settings.compact_message_threshold:
+        if self.due_by_messages():
             return f"more than {settings.compact_message_threshold} messages"
         if self.measure(parts, cap=self.ctx.compact_threshold).tokens > self.ctx.compact_threshold:
             return f"context above {settings.compact_token_ratio:.0%} of the budget"

@@ -7,6 +7,8 @@ every unanswered call with a "cancelled" result, so the session on disk is alway
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,12 +27,15 @@ from catbuddy.agent.events import (
 from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.context.bound import govern_by_bound
 from catbuddy.context.governor import ContextOverflowError, GovernedContext
 from catbuddy.context.governor_steps import repair
 from catbuddy.context.measure import calibrated
 from catbuddy.context.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
 from catbuddy.llm.types import Completed, LLMResponse, TextChunk
+
+log = logging.getLogger(__name__)
 
 CUT_OFF_MARK = "\n\n[reply cut off: the connection to the provider broke while it was streaming]"
 OVERFLOW_HINT = "Raise context_window for this model, remove skills or MCP servers, or /compact."
@@ -76,6 +81,7 @@ class TurnRunner:
         self._tool_calls: ToolCallBatch | None = None
         self._call_state: _CallState | None = None
         self.parts: RequestParts | None = None  # the last model call's prompt and schemas
+        self.governed: GovernedContext | None = None  # the last request answered, counted exactly
 
     # --- the turn ---------------------------------------------------------------------------------
 
@@ -105,15 +111,18 @@ class TurnRunner:
         """One model call and its tool calls: the turn's outcome if it ends here, else the reply text."""
         ctx = self.ctx
         parts = self.parts = RequestParts.build(ctx)  # prompt and schemas: once per model call
-        await self.compaction.maybe_compact(parts)
-        try:
-            governed = self.govern(parts)
-        except ContextOverflowError as exc:
-            self._error(str(exc), OVERFLOW_HINT)
-            return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
+        governed = self._govern_by_bound(parts)
+        if governed is None:
+            await self.compaction.maybe_compact(parts)
+            try:
+                governed = self.govern(parts)
+            except ContextOverflowError as exc:
+                self._error(str(exc), OVERFLOW_HINT)
+                return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
         reply = await self.call_model(governed, parts)
         if reply is None:
             return TurnOutcome(TurnEndReason.ERROR, last_text, iteration)
+        governed = self.governed or governed  # counted exactly by now, whichever way it was sent
         last_text = reply.message.get("content") or last_text
         calls = reply.message.get("tool_calls") or []
         if not calls:
@@ -141,6 +150,31 @@ class TurnRunner:
             compact_at=ctx.compact_threshold,
             model=ctx.model,
         )
+
+    def _govern_by_bound(self, parts: RequestParts) -> GovernedContext | None:
+        """Before the tokenizer has loaded (the first call of a `catbuddy run`): the request, when the
+        byte bound proves exact governance would make it and compaction is not due (context/bound.py)."""
+        ctx = self.ctx
+        if ctx.counter.loaded or self.compaction.due_by_messages():
+            return None
+        return govern_by_bound(
+            prompt=parts.prompt,
+            tools=parts.tools,
+            history=ctx.conversation.history,
+            encoding_name=ctx.counter.encoding_name,
+            budget=ctx.budget,
+            context=ctx.settings.context,
+            calibration=ctx.calibration_factor,
+            compact_threshold=ctx.compact_threshold,
+        )
+
+    async def _govern_exactly(self, parts: RequestParts, sent: GovernedContext) -> GovernedContext:
+        """The exact governance of a request sent on the byte bound: the tokenizer loads in a thread."""
+        await asyncio.to_thread(self.ctx.counter.load)
+        governed = self.govern(parts)
+        if governed.messages != sent.messages:  # the bound's proof says this cannot happen
+            log.warning("the request sent on the byte bound differs from the exactly governed one")
+        return governed
 
     def govern(self, parts: RequestParts) -> GovernedContext:
         ctx = self.ctx
@@ -205,15 +239,25 @@ class TurnRunner:
             ctx.bus.emit(Retrying(attempt, delay, reason))
 
         response: LLMResponse | None = None
-        async for piece in provider.stream_chat(
-            model=ctx.model, messages=governed.messages, tools=parts.tools or None, on_retry=on_retry
-        ):
-            if isinstance(piece, TextChunk):
-                state.text.append(piece.text)
-                ctx.bus.emit(TextDelta(piece.text))
-            elif isinstance(piece, Completed):
-                response = piece.response
+        exact: asyncio.Task[GovernedContext] | None = None
+        try:
+            async for piece in provider.stream_chat(
+                model=ctx.model, messages=governed.messages, tools=parts.tools or None, on_retry=on_retry
+            ):
+                if governed.bound and exact is None:  # the request is out: count it while the model answers
+                    exact = asyncio.get_running_loop().create_task(self._govern_exactly(parts, governed))
+                if isinstance(piece, TextChunk):
+                    state.text.append(piece.text)
+                    ctx.bus.emit(TextDelta(piece.text))
+                elif isinstance(piece, Completed):
+                    response = piece.response
+            if exact is not None:
+                governed = await exact  # before the reply joins the history it measures
+        finally:
+            if exact is not None and not exact.done():
+                exact.cancel()
         self._call_state = None
+        self.governed = governed
         if response is None:
             raise ProviderError("the stream ended without a final response", "Try again; check the endpoint.")
         message = dict(response.message)

@@ -159,6 +159,9 @@ class GovernedContext:
     history: list[dict[str, Any]]  # the governed history part alone
     report: GovernanceReport
     size: RequestSize  # the request as sent, measured (the figure every front end shows)
+    # True: sized by the byte upper bound before the tokenizer loaded (context/bound.py); the messages
+    # are what exact governance makes, the sizes are not counts to show or learn from.
+    bound: bool = False
 
 
 def govern_context(

@@ -278,6 +278,11 @@ def microcompact(
     )
 
 
+def old_result_count(messages: Sequence[Message], keep_recent: int = KEEP_RECENT_RESULTS) -> int:
+    """How many results microcompaction may stub (those past the ``keep_recent`` newest); counts nothing."""
+    return max(0, len(_bulky_results(messages)) - keep_recent)
+
+
 def _bulky_results(messages: Sequence[Message]) -> list[tuple[int, str]]:
     """(index, tool name) of every result of a COMPACTABLE_TOOLS call, oldest first."""
     names: dict[str, str] = {}
