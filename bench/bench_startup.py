@@ -7,6 +7,8 @@ same way in the same run:
 
 - `catbuddy run`: time to its first request (when the scripted server, in this process, receives it),
   against the floor `import openai` + loading the tokenizer in a fresh process. Target: ≤ floor + 0.15 s.
+  A new session's first request is provably small, so it goes out before the tokenizer loads
+  (docs/architecture.md §3, "The first request"): the figure can be below the floor.
 - `catbuddy --help`: ≤ 0.15 s (beside a bare `python -c pass`).
 - `catbuddy count -`: ≤ 1.2× the bare tokenizer floor (a fresh process that loads the tokenizer the
   way catbuddy does and counts the same input).
@@ -137,8 +139,9 @@ def main() -> int:
         ],
     )  # fmt: skip
     figures = [
-        Figure("`catbuddy run` to first request, above the floor", to_request - floor_run,
-               "floor: import openai + tokenizer", floor_run, unit="s", target=RUN_TARGET_S, kind="value"),
+        Figure(f"`catbuddy run` to first request (target: floor + {RUN_TARGET_S:g} s)", to_request,
+               "floor: import openai + tokenizer", floor_run, unit="s", target=round(floor_run + RUN_TARGET_S, 2),
+               kind="value"),
         Figure("`catbuddy --help`", help_s, "python -c pass", python, unit="s", target=HELP_TARGET_S, kind="value"),
         Figure("`catbuddy count -`", count_s, "floor: tokenizer + count the input", floor_count, unit="s",
                target=COUNT_TARGET_RATIO),

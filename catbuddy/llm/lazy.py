@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import platform
+import threading
 from collections.abc import Callable
 
 from catbuddy.config import Settings
@@ -21,6 +23,9 @@ ProviderFactory = Callable[[Settings], ChatProvider]
 
 def openai_provider(settings: Settings) -> ChatProvider:
     """The openai SDK provider, its client built (and the SDK imported) in the calling thread."""
+    # The SDK's first request describes the platform in its headers, and platform.platform() runs
+    # `uname -p` in a subprocess (cached for the process): start it now, beside the import.
+    threading.Thread(target=platform.platform, name="platform-probe", daemon=True).start()
     from catbuddy.llm.provider import Provider
 
     provider = Provider(settings)
