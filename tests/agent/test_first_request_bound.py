@@ -22,16 +22,23 @@ RUNTIME_TIME = re.compile(r"time=[0-9T:+-]+")
 
 class SpyCounter(TokenCounter):
     """A counter of its own (the scripted server loads the shared ones) that notes how many requests
-    the server had received when its tokenizer was first asked for."""
+    the server had received when a tokenizer, Python or Rust, was first asked for."""
 
     def __init__(self, encoding_name: str, llm: Any) -> None:
         super().__init__(encoding_name)
         self.llm = llm
         self.requests_before_load: int | None = None
 
-    def load(self) -> Any:
+    def _note(self) -> None:
         if self.requests_before_load is None:
             self.requests_before_load = len(self.llm.requests)
+
+    def ready(self) -> None:
+        self._note()
+        super().ready()
+
+    def load(self) -> Any:
+        self._note()
         return super().load()
 
 

@@ -41,7 +41,8 @@ LATER = (
     "yaml",  # the first skill frontmatter parsed
     "email.utils",  # an HTTP-date Retry-After
     "openai",  # the provider is built lazily (llm/lazy.py)
-    "tiktoken",  # the tokenizer loads at the first count (context/tokens.py)
+    "tiktoken",  # the Rust tokenizer loads past the Python budget or in the TUI warm-up (context/tokens.py)
+    "regex",  # the first count (context/bpe.py)
 )
 
 

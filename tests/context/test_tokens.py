@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catbuddy.context import tokens
-from catbuddy.context.tokens import TokenCounter, counter_for, encoding_name_for_model, load_encoding
+from catbuddy.context import encodings, tokens
+from catbuddy.context.encodings import encoding_name_for_model, load_encoding
+from catbuddy.context.tokens import TokenCounter, counter_for
 
 # The Cookbook's worked examples, as shipped in shared/testdata (a copy lives beside this test).
 _SHARED = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "cookbook_token_counts.json"
@@ -135,7 +136,7 @@ def test_counts_are_cached_per_message() -> None:
 
 def test_fallback_estimates_when_tiktoken_cannot_start(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
     def broken(name: str) -> None:
-        raise tokens.TokenizerUnavailable("no data")
+        raise encodings.TokenizerUnavailable("no data")
 
     monkeypatch.setattr(tokens, "load_encoding", broken)
     counter = TokenCounter("o200k_base")
@@ -198,18 +199,18 @@ def test_no_request_is_under_counted(history: list[dict]) -> None:
 
 
 def test_parsed_ranks_are_cached_and_equal_the_verified_original(isolated_home: Path) -> None:
-    ranks = tokens.load_ranks("cl100k_base")
-    cache_file = tokens._ranks_cache_path("cl100k_base")
+    ranks = encodings.load_ranks("cl100k_base")
+    cache_file = encodings._ranks_cache_path("cl100k_base")
     assert cache_file is not None and cache_file.is_file()
     assert cache_file.is_relative_to(isolated_home)
-    assert tokens.load_ranks("cl100k_base") == ranks == tokens._parse_ranks("cl100k_base")
+    assert encodings.load_ranks("cl100k_base") == ranks == encodings._parse_ranks("cl100k_base")
 
 
 def test_a_damaged_rank_cache_is_rebuilt(isolated_home: Path) -> None:
-    tokens.load_ranks("cl100k_base")
-    cache_file = tokens._ranks_cache_path("cl100k_base")
+    encodings.load_ranks("cl100k_base")
+    cache_file = encodings._ranks_cache_path("cl100k_base")
     assert cache_file is not None
     cache_file.write_bytes(b"garbage")
-    ranks = tokens.load_ranks("cl100k_base")
+    ranks = encodings.load_ranks("cl100k_base")
     assert len(ranks) > 100_000
     assert cache_file.stat().st_size > 1_000_000
