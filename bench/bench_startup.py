@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _fresh import compile_catbuddy  # noqa: E402
 from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 
 from catbuddy.testing.scripted_llm import Reply, ScriptedLLM  # noqa: E402
@@ -40,9 +41,9 @@ HEAVY = {"openai", "textual", "mcp", "httpx"}
 RUN_TARGET_S = 0.15  # above the floor
 HELP_TARGET_S = 0.15
 COUNT_TARGET_RATIO = 1.2
-OPENAI_AND_TOKENIZER = "import openai\nfrom catbuddy.context.tokens import load_encoding\nload_encoding('o200k_base')\n"
+OPENAI_AND_TOKENIZER = "import openai\nfrom catbuddy.context.encodings import load_encoding\nload_encoding('o200k_base')\n"
 BARE_COUNT = (
-    "import json, sys\nfrom catbuddy.context.tokens import load_encoding\n"
+    "import json, sys\nfrom catbuddy.context.encodings import load_encoding\n"
     "request = json.loads(sys.stdin.read())\nencoding = load_encoding('o200k_base')\n"
     "print(sum(len(encoding.encode(m['content'])) for m in request['messages']))\n"
 )
@@ -80,6 +81,7 @@ def heavy_modules(cmd: list[str], env: dict[str, str], cwd: Path, stdin: str | N
 
 
 def main() -> int:
+    compile_catbuddy()  # as installed: bytecode in place (bench/_fresh.py)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
         root.mkdir()

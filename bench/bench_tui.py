@@ -32,6 +32,7 @@ import json  # noqa: E402
 import subprocess  # noqa: E402
 
 from _bare_app import BareApp  # noqa: E402
+from _fresh import compile_catbuddy  # noqa: E402
 from _table import Figure, quick, report  # noqa: E402
 from textual import events
 from textual.widgets import TextArea
@@ -283,6 +284,7 @@ async def idle_input_latency() -> list[float]:
 
 
 async def main() -> int:
+    compile_catbuddy()  # fresh processes run from bytecode, as an installed copy does (bench/_fresh.py)
     # In process too, catbuddy's own places (the tokenizer cache) go to a temporary home.
     os.environ["CATBUDDY_HOME"] = str(Path(tempfile.mkdtemp(prefix="bench-tui-home-")).resolve())
     with ScriptedLLM([]) as llm:
