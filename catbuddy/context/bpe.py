@@ -8,33 +8,65 @@ token is one token; any other piece starts as single bytes and repeatedly merges
 concatenation has the lowest rank, the leftmost on a tie, until no pair is a token. Its tokens are
 tiktoken's tokens (``tests/context/test_bpe.py`` compares them over code, prose and every script).
 
-Merging is quadratic in a piece's length, so a bounded encoder refuses a long piece (``PieceTooLong``) and
-the counter hands that text to the Rust encoder.
+A bounded encoder refuses two kinds of text (``NeedsRust``), which the counter hands to the Rust encoder:
+- a long piece: merging is quadratic in a piece's length;
+- a character outside the Unicode both engines agree on. The split pattern's classes (letters, marks,
+  numbers, spaces) come from each engine's own Unicode tables: ``regex`` may know a newer Unicode than
+  tiktoken's Rust crate (U+323B0, new in Unicode 17, is a letter to one and not the other). A character
+  assigned in CPython's own Unicode database, when that database is no newer than ``AGREED_UNICODE``, is
+  classified alike by both (every such code point was compared when this was written); with a newer
+  CPython database, only ASCII text is taken.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 MAX_PIECE_BYTES = 256  # a longer piece (a base64 blob, a minified line) costs more here than in Rust
+# The newest Unicode that tiktoken's Rust tables (tiktoken >= 0.8) and `regex` (>= 2023.6.3) both cover.
+AGREED_UNICODE = (15, 0, 0)
+UNASSIGNED = "Cn"
 
 
-class PieceTooLong(ValueError):
-    """A piece longer than the encoder's bound: count this text with tiktoken's Rust encoder."""
+class NeedsRust(ValueError):
+    """Text this encoder does not take (a long piece, a character too new): count it with tiktoken's."""
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+_CPYTHON_UNICODE_AGREES = _version(unicodedata.unidata_version) <= AGREED_UNICODE
+
+
+def known_characters(text: str) -> bool:
+    """Whether both engines classify every character of ``text`` alike (see the module's docstring)."""
+    if text.isascii():
+        return True
+    if not _CPYTHON_UNICODE_AGREES:
+        return False
+    category = unicodedata.category
+    return all(category(char) != UNASSIGNED for char in set(text) if char > "\x7f")
 
 
 class PythonBpe:
-    """``encode_ordinary`` with tiktoken's results, built in milliseconds from the ranks."""
+    """``encode_ordinary`` with tiktoken's results, built in milliseconds from the ranks.
 
-    def __init__(self, ranks: Mapping[bytes, int], pattern: str, max_piece_bytes: int | None = MAX_PIECE_BYTES):
+    ``bounded=False`` (when tiktoken's Rust encoder cannot start) takes every text: long pieces slowly, and
+    characters newer than ``AGREED_UNICODE`` as ``regex`` classifies them."""
+
+    def __init__(self, ranks: Mapping[bytes, int], pattern: str, bounded: bool = True):
         import regex  # tiktoken's own dependency; ~15 ms, so only when this encoder is built
 
         self.ranks = ranks
-        self.max_piece_bytes = max_piece_bytes
+        self.bounded = bounded
         self._split: Any = regex.compile(pattern).findall
 
     def encode_ordinary(self, text: str) -> list[int]:
+        if self.bounded and not known_characters(text):
+            raise NeedsRust("a character newer than the Unicode both engines agree on")
         try:
             pieces = [piece.encode("utf-8") for piece in self._split(text)]
         except UnicodeEncodeError:
@@ -52,8 +84,8 @@ class PythonBpe:
         return tokens
 
     def _merge(self, piece: bytes) -> list[int]:
-        if self.max_piece_bytes is not None and len(piece) > self.max_piece_bytes:
-            raise PieceTooLong(f"a {len(piece)}-byte piece")
+        if self.bounded and len(piece) > MAX_PIECE_BYTES:
+            raise NeedsRust(f"a {len(piece)}-byte piece")
         ranks = self.ranks
         parts = [piece[i : i + 1] for i in range(len(piece))]
         while len(parts) > 1:

@@ -187,6 +187,6 @@ def load_encoding(name: str) -> Any:
     )
 
 
-def load_python_encoding(name: str, max_piece_bytes: int | None = None) -> PythonBpe:
+def load_python_encoding(name: str, bounded: bool = True) -> PythonBpe:
     """tiktoken's encoding in Python (context/bpe.py): exact, ready in ~0.06 s."""
-    return PythonBpe(shared_ranks(name), encoding_source(name).pattern, max_piece_bytes)
+    return PythonBpe(shared_ranks(name), encoding_source(name).pattern, bounded)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from catbuddy.context.bpe import MAX_PIECE_BYTES, PieceTooLong, PythonBpe
+from catbuddy.context.bpe import NeedsRust, PythonBpe
 from catbuddy.context.encodings import (
     encoding_name_for_model,
     encoding_source,
@@ -81,10 +81,10 @@ class TokenCounter:
     """Counts chat requests exactly for one encoding; per-message counts are cached.
 
     Nothing loads at construction: building a turn's collaborators costs nothing, and a first request that
-    is provably small goes out before any tokenizer (``context/bound.py``). The first count uses tiktoken's
-    algorithm in Python (``context/bpe.py``, ~0.06 s to start); past ``QUICK_BUDGET_CHARS``, or for a piece
-    too long for it, tiktoken's Rust encoder loads (~0.3 s) and counts from then on. ``load()`` asks for
-    the Rust one outright (the TUI's warm-up thread). Both give the same counts."""
+    is provably small goes out before any tokenizer (``context/bound.py``). The first counts use tiktoken's
+    algorithm in Python (``context/bpe.py``, ~0.06 s to start). Past ``QUICK_BUDGET_CHARS``, or for a text
+    it does not take (a long piece, a character too new), tiktoken's Rust encoder loads (~0.3 s) and counts
+    from then on; ``load()`` asks for it outright (the TUI's warm-up thread). Both give the same counts."""
 
     def __init__(self, encoding_name: str) -> None:
         self.encoding_name = encoding_name
@@ -122,7 +122,7 @@ class TokenCounter:
         with self._load_lock:
             if self._encoder is None and self._quick is None:
                 try:
-                    self._quick = load_python_encoding(self.encoding_name, MAX_PIECE_BYTES)
+                    self._quick = load_python_encoding(self.encoding_name)
                 except Exception as exc:  # `regex` or the ranks missing: load() says what is wrong
                     log.debug("the Python encoder cannot start (%s)", exc)
 
@@ -142,7 +142,7 @@ class TokenCounter:
     def _stand_in(self, exc: Exception) -> _Encoder:
         if self._quick is not None:  # slower for long pieces, but exact
             log.warning("tiktoken unavailable (%s); counting with its algorithm in Python", exc)
-            return PythonBpe(self._quick.ranks, encoding_source(self.encoding_name).pattern, max_piece_bytes=None)
+            return PythonBpe(self._quick.ranks, encoding_source(self.encoding_name).pattern, bounded=False)
         log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
         self._exact = False
         return _ApproximateEncoder()
@@ -158,7 +158,7 @@ class TokenCounter:
             if quick is not None and self._quick_chars + len(text) <= QUICK_BUDGET_CHARS:
                 try:
                     count = len(quick.encode_ordinary(text))
-                except PieceTooLong:
+                except NeedsRust:
                     pass  # tiktoken's Rust encoder takes it from here
                 else:
                     self._quick_chars += len(text)

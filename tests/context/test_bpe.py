@@ -3,6 +3,7 @@ counts before handing over to the Rust encoder (docs/architecture.md §3, "The f
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,13 @@ from hypothesis import strategies as st
 
 import catbuddy
 from catbuddy.context import tokens
-from catbuddy.context.bpe import PieceTooLong, PythonBpe
-from catbuddy.context.encodings import ENCODING_SOURCES, TokenizerUnavailable, load_encoding, load_python_encoding
+from catbuddy.context.bpe import MAX_PIECE_BYTES, NeedsRust, known_characters
+from catbuddy.context.encodings import (
+    ENCODING_SOURCES,
+    TokenizerUnavailable,
+    load_encoding,
+    load_python_encoding,
+)
 from catbuddy.context.tokens import QUICK_BUDGET_CHARS, TokenCounter
 
 ENCODINGS = sorted(ENCODING_SOURCES)
@@ -29,8 +35,9 @@ SAMPLES = [
     "a lone surrogate \ud800 and another \udfff here",
     "CAPITALS and MixedCase and camelCaseIdentifiers_with_snake",
     "!!!???...,,,;;;:::''' \"\"\" ``` <<< >>> ///",
-    "x" * 300,  # one long piece
+    "x" * 200,  # one long piece, within the bound
 ]
+NEWER_THAN_AGREED = "\U000323b0"  # CJK Extension J, Unicode 17: a letter to `regex`, not to tiktoken's Rust
 
 
 def _repo_texts() -> list[str]:
@@ -50,19 +57,50 @@ def test_the_python_encoder_gives_tiktokens_tokens_for_code_prose_and_every_scri
 @pytest.mark.parametrize("name", ENCODINGS)
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(st.characters(codec=None), max_size=80))
-def test_the_python_encoder_agrees_with_tiktoken_on_any_text(name: str, text: str) -> None:
-    assert load_python_encoding(name).encode_ordinary(text) == load_encoding(name).encode_ordinary(text)
+def test_on_any_text_the_python_encoder_gives_tiktokens_tokens_or_declines(name: str, text: str) -> None:
+    try:
+        tokens_in_python = load_python_encoding(name).encode_ordinary(text)
+    except NeedsRust:
+        assert not known_characters(text)
+    else:
+        assert tokens_in_python == load_encoding(name).encode_ordinary(text)
 
 
-def test_a_bounded_encoder_refuses_a_piece_longer_than_its_bound() -> None:
-    source = ENCODING_SOURCES["o200k_base"]
-    bounded = PythonBpe(load_python_encoding("o200k_base").ranks, source.pattern, max_piece_bytes=16)
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_every_character_it_takes_is_classified_as_tiktoken_classifies_it(name: str) -> None:
+    python, rust = load_python_encoding(name, bounded=False), load_encoding(name)
+    taken = _sampled_known_characters()
+    # Each character beside letters, digits, punctuation, spaces and itself: every class the pattern has.
+    for start in range(0, len(taken), 2_000):
+        probe = "".join(f"a{c}b {c}1 {c}/A{c}A\n{c}{c}'s\r\n" for c in taken[start : start + 2_000])
+        assert python.encode_ordinary(probe) == rust.encode_ordinary(probe), hex(ord(taken[start]))
 
-    assert bounded.encode_ordinary("short words only") == load_encoding("o200k_base").encode_ordinary(
-        "short words only"
+
+def _sampled_known_characters(run_stride: int = 16) -> list[str]:
+    """Every non-ASCII character the bounded encoder takes, except inside long runs of one category (CJK
+    ideographs, Hangul syllables, private use), where every ``run_stride``-th and both ends."""
+    taken: list[str] = []
+    run: list[str] = []
+    for code in (*range(0x80, 0xD800), *range(0xE000, 0x110000)):
+        char = chr(code)
+        if run and unicodedata.category(run[-1]) != unicodedata.category(char):
+            taken += run if len(run) <= 4 * run_stride else [*run[::run_stride], run[-1]]
+            run = []
+        if known_characters(char):
+            run.append(char)
+    return taken + run
+
+
+def test_a_bounded_encoder_declines_a_long_piece_and_a_character_too_new() -> None:
+    python = load_python_encoding("o200k_base")
+
+    assert python.encode_ordinary("x" * MAX_PIECE_BYTES) == load_encoding("o200k_base").encode_ordinary(
+        "x" * MAX_PIECE_BYTES
     )
-    with pytest.raises(PieceTooLong):
-        bounded.encode_ordinary("a" + "qzx" * 10)
+    with pytest.raises(NeedsRust):
+        python.encode_ordinary("a" + "qzx" * MAX_PIECE_BYTES)
+    with pytest.raises(NeedsRust):
+        python.encode_ordinary(f"{NEWER_THAN_AGREED}/A")
 
 
 class _Spy:
@@ -106,6 +144,17 @@ def test_a_piece_too_long_for_python_is_counted_by_the_rust_encoder(monkeypatch:
     blob = "QUJD" * 2_000  # base64 without a break: one 8,000-byte piece
 
     assert counter.count_text(blob) == len(load_encoding("o200k_base").encode_ordinary(blob))
+    assert spy.built == 1
+
+
+def test_a_character_newer_than_both_engines_agree_on_is_counted_by_the_rust_encoder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spy = _Spy(monkeypatch)
+    counter = TokenCounter("cl100k_base")
+    text = f"{NEWER_THAN_AGREED}/A and more"
+
+    assert counter.count_text(text) == len(load_encoding("cl100k_base").encode_ordinary(text))
     assert spy.built == 1
 
 
