@@ -38,6 +38,8 @@ class RecordedRequest:
     outcome: str = "pending"  # streamed, completed, error <status>, context_length_exceeded, disconnected …
     reply_no: int | None = None  # which script reply answered it (1-based), None if none was used
     finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    # time.perf_counter() when the server had read the request: benches time a client's first request
+    received: float = field(default_factory=time.perf_counter, repr=False, compare=False)
 
     def __getitem__(self, key: str) -> Any:
         return self.body[key]

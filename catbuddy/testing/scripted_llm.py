@@ -233,6 +233,13 @@ class ScriptedLLM:
         with self._lock:
             self._script.extend(items)
 
+    def clear_script(self) -> int:
+        """Drop the replies still queued (a bench re-scripts the server between runs); how many there were."""
+        with self._lock:
+            dropped = len(self._script)
+            self._script.clear()
+        return dropped
+
     @property
     def remaining(self) -> int:
         with self._lock:

@@ -182,6 +182,25 @@ def test_replies_pushed_later_are_used_in_order() -> None:
     assert texts == ["one", "two", "three"]
 
 
+def test_clear_script_drops_the_queued_replies_so_the_next_run_starts_fresh() -> None:
+    with ScriptedLLM([Reply.text("stale"), Reply.text("stale too")], strict=True) as llm:
+        assert llm.clear_script() == 2 and llm.remaining == 0
+        llm.push(Reply.text("fresh"))
+        assert client(llm).chat.completions.create(model="m", messages=USER).choices[0].message.content == "fresh"
+        assert llm.clear_script() == 0
+
+
+def test_each_request_records_when_it_was_received() -> None:
+    with ScriptedLLM([Reply.text("a"), Reply.text("b")]) as llm:
+        sdk = client(llm)
+        before = time.perf_counter()
+        sdk.chat.completions.create(model="m", messages=USER)
+        between = time.perf_counter()
+        sdk.chat.completions.create(model="m", messages=USER)
+        first, second = llm.requests
+    assert before <= first.received <= between <= second.received
+
+
 def test_a_responder_sees_the_request_and_chooses_the_reply() -> None:
     def responder(request: dict[str, Any]) -> ReplySpec:
         return Reply.text(f"you sent {len(request['messages'])} messages")
