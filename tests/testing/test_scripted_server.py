@@ -186,7 +186,8 @@ def test_clear_script_drops_the_queued_replies_so_the_next_run_starts_fresh() ->
     with ScriptedLLM([Reply.text("stale"), Reply.text("stale too")], strict=True) as llm:
         assert llm.clear_script() == 2 and llm.remaining == 0
         llm.push(Reply.text("fresh"))
-        assert client(llm).chat.completions.create(model="m", messages=USER).choices[0].message.content == "fresh"
+        reply = client(llm).chat.completions.create(model="m", messages=USER)
+        assert reply.choices[0].message.content == "fresh"
         assert llm.clear_script() == 0
 
 
