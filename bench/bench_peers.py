@@ -17,7 +17,8 @@ prompt on the command line, stdin closed, cwd the project), with HOME in a fresh
 prepared home — configured by its config file, its first-run set-up done by one earlier run, no
 conversation kept (catbuddy: ``~/.catbuddy/config.toml`` with ``approval = "auto-edit"``, as nanobot
 never asks before an edit; nanobot: see ``_peers_nanobot.py``). The environment is the bench's minus
-OPENAI_*/CATBUDDY_*/NANOBOT_*/XDG_*/PYTHON* (so both keep bytecode caches, as an installed tool does).
+OPENAI_*/CATBUDDY_*/NANOBOT_*/XDG_*/PYTHON*, and catbuddy is byte-compiled first (``_fresh.py``): both
+run from bytecode, as a copy installed from a wheel does.
 
 Figures: each task's whole-run wall time, catbuddy against nanobot measured in the same run (target
 ≤ 0.5×), and, for information, the time to the first request (when the server received it). Without
@@ -40,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _peers_nanobot as nanobot  # noqa: E402
+from _fresh import compile_catbuddy  # noqa: E402
 from _table import Figure, exit_status, print_table, quick, report, unavailable  # noqa: E402
 
 from catbuddy.testing.scripted_llm import RecordedRequest, Reply, ReplySpec, ScriptedLLM  # noqa: E402
@@ -349,6 +351,7 @@ def main() -> int:
         unavailable(BENCH, "whole run against nanobot (chat, fixbug)", found)
         return 0
     sides = [catbuddy_side(), nanobot_side(found)]
+    compile_catbuddy()  # as installed: pip byte-compiled nanobot too
     with tempfile.TemporaryDirectory(prefix="catbuddy-bench-peers-") as tmp, ScriptedLLM(strict=True) as llm:
         bench = Bench(Path(tmp), llm, Path(tmp) / "tiktoken")
         seeded = nanobot.seed_tiktoken_cache(bench.tiktoken_cache)
