@@ -11,8 +11,8 @@ so the parent can subtract the moment it spawned this process):
 - ``shown``: catbuddy only — the session (new or resumed) is on screen and painted.
 
 Both apps run the same way (``App.run(headless=True)``, same size) and exit at once after what is
-measured. The catbuddy app is built the way the ``catbuddy`` command builds it (workspace and
-settings from the environment, then ``CatbuddyApp``) and exits the way it does (``os._exit`` once
+measured. The catbuddy app is built the way the ``catbuddy`` command builds it (``catbuddy.launch``: workspace
+and settings from the environment, then ``CatbuddyApp``) and exits the way it does (``os._exit`` once
 the session is closed). The bare app is one Static and one TextArea, exiting normally.
 """
 
@@ -48,10 +48,10 @@ def run_bare() -> dict[str, float]:
 
 
 def run_catbuddy(resume: str | None) -> dict[str, float]:
-    from catbuddy.cli import load
+    from catbuddy.launch import GlobalOptions, load_workspace
     from catbuddy.tui.app import CatbuddyApp
 
-    workspace, settings = load(None)
+    workspace, settings = load_workspace(GlobalOptions())
     marks: dict[str, float] = {}
     app = CatbuddyApp(workspace, settings, resume=resume)
     marks["constructed"] = time.monotonic()

@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from catbuddy import __version__
+from catbuddy.launch import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    GlobalOptions,
+    LaunchError,
+    exit_now,
+    load_workspace,
+    start_app,
+)
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
     from catbuddy.workspace import Workspace
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 COUNT_NEEDS_INPUT = (
     'count reads a chat request JSON ({"messages": [...], "tools": [...]}) from a file argument or '
     "standard input; pipe one in (catbuddy count < request.json) or pass a path (catbuddy count request.json)"
@@ -46,16 +53,6 @@ memory_app = typer.Typer(
 app.add_typer(memory_app, name="memory")
 
 
-@dataclass
-class GlobalOptions:
-    cwd: Path | None = None
-    model: str | None = None
-    base_url: str | None = None
-    approval: str | None = None
-    sandbox: str | None = None
-    trust_project: bool = False
-
-
 def fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
     typer.echo(f"catbuddy: {message}", err=True)
     return typer.Exit(code)
@@ -73,53 +70,20 @@ def load(
     ensure_home: bool = True,
     warn_untrusted: bool = False,
 ) -> tuple[Workspace, Settings]:
-    """Workspace and settings from the global options, then the command's own flags.
-
-    ``--trust-project`` trusts the project config's risky settings and records it; otherwise, with
-    ``warn_untrusted``, settings it ignores are named in one warning on stderr."""
-    from catbuddy.config import ConfigError, load_settings
-    from catbuddy.logs import add_log_secrets
-    from catbuddy.workspace import Workspace, default_home
-
+    """Workspace and settings from the global options, then the command's own flags (launch.py)."""
     glob = ctx.obj if ctx is not None and isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
-    root = cwd or glob.cwd
-    if root is not None and not root.is_dir():
-        raise fail(f"--cwd {root}: no such directory", EXIT_USAGE)
-    workspace = Workspace.at(root, default_home())
-    flags = {
-        "model": model or glob.model,
-        "base_url": base_url or glob.base_url,
-        "approval": approval or glob.approval,
-        "sandbox": sandbox or glob.sandbox,
-    }
-    trusting = trust_project or glob.trust_project
+    options = GlobalOptions(
+        cwd=cwd or glob.cwd,
+        model=model or glob.model,
+        base_url=base_url or glob.base_url,
+        approval=approval or glob.approval,
+        sandbox=sandbox or glob.sandbox,
+        trust_project=trust_project or glob.trust_project,
+    )
     try:
-        settings = load_settings(workspace.home, workspace.work_root, flags=flags, trust_project=trusting)
-    except ConfigError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
-    add_log_secrets(settings.held_secrets())
-    if ensure_home:
-        try:
-            workspace.ensure_home()
-        except OSError as exc:
-            raise fail(
-                f"cannot create {workspace.home}: {exc}. Set CATBUDDY_HOME to a writable folder."
-            ) from None
-    project = settings.project_trust
-    if project is not None and trusting:
-        _record_trust(workspace, project, trusted=True)
-    elif project is not None and not project.applied and warn_untrusted:
-        typer.echo(f"catbuddy: warning: {project.warning()}", err=True)
-    return workspace, settings
-
-
-def _record_trust(workspace: Workspace, project: Any, *, trusted: bool) -> None:
-    from catbuddy import trust
-
-    try:
-        trust.record(workspace.home, project, trusted)
-    except OSError as exc:
-        typer.echo(f"catbuddy: warning: cannot save the trust decision in {workspace.home}: {exc}", err=True)
+        return load_workspace(options, ensure_home=ensure_home, warn_untrusted=warn_untrusted)
+    except LaunchError as exc:
+        raise fail(exc.message, exc.code) from None
 
 
 def read_stdin() -> str:
@@ -212,35 +176,15 @@ def main_callback(
         log_to_stderr()
         return
     checked_session_id(resume, "--resume")
-    workspace, settings = load(ctx)
-    checked_session_id(resume, "--resume", workspace)
-    from catbuddy.logs import log_to_file
-
-    log_to_file(workspace.home, settings.held_secrets())
-    settings = ask_trust_before_start(workspace, settings, reload=lambda: load(ctx)[1], inline=inline)
-    from catbuddy.tui.app import run_tui
-
-    session_id = run_tui(workspace, settings, resume=resume, continue_latest=continue_latest, inline=inline)
-    if session_id:
-        typer.echo(f"Resume this session with: catbuddy --resume {session_id}")
+    options: GlobalOptions = ctx.obj
+    if resume is not None:
+        workspace, _ = load(ctx)
+        checked_session_id(resume, "--resume", workspace)
+    try:
+        start_app(options, resume=resume, continue_latest=continue_latest, inline=inline)
+    except LaunchError as exc:
+        raise fail(exc.message, exc.code) from None
     skip_teardown()  # the app has closed the session
-
-
-def ask_trust_before_start(
-    workspace: Workspace, settings: Settings, *, reload: Callable[[], Settings], inline: bool = False
-) -> Settings:
-    """Before the app starts (and before any MCP server from the project config runs): ask whether to
-    trust the project's risky settings, when they are new or changed. A yes records it and reloads."""
-    project = settings.project_trust
-    if project is None or not project.needs_decision or not sys.stdin.isatty():
-        return settings
-    from catbuddy.tui.screens.trust import ask_trust
-
-    answer = ask_trust(project, inline=inline)
-    if answer is None:  # closed without an answer: ignore them now, ask again next time
-        return settings
-    _record_trust(workspace, project, trusted=answer)
-    return reload() if answer else settings
 
 
 def _log_model_calls(workspace: Workspace) -> None:
@@ -704,13 +648,7 @@ def main() -> None:
             raise
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     if _Teardown.skip:
-        import logging
-        import os
-
-        logging.shutdown()  # flushes the log file
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        exit_now(code)
 
 
 if __name__ == "__main__":

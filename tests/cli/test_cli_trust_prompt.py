@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catbuddy import cli
+from catbuddy import launch
 from catbuddy.config import load_settings
 from catbuddy.tui.screens import trust as trust_screen
 from catbuddy.workspace import Workspace
@@ -19,7 +19,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (workspace.work_root / ".catbuddy").mkdir(parents=True)
     (workspace.work_root / ".catbuddy" / "config.toml").write_text('approval = "yolo"\n')
     workspace.home.mkdir()
-    monkeypatch.setattr(cli.sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(launch.sys.stdin, "isatty", lambda: True)
     asked: list[object] = []
 
     def answer_with(value: bool | None) -> None:
@@ -31,7 +31,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def start(workspace: Workspace):
     settings = load_settings(workspace.home, workspace.work_root, env={})
     reload = lambda: load_settings(workspace.home, workspace.work_root, env={})  # noqa: E731
-    return cli.ask_trust_before_start(workspace, settings, reload=reload)
+    return launch.ask_trust_before_start(workspace, settings, reload=reload)
 
 
 def test_yes_applies_the_settings_and_is_remembered(setup) -> None:

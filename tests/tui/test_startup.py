@@ -33,14 +33,16 @@ HEAVY = [
     "catbuddy.memory",
     "catbuddy.tui.screens",
     "catbuddy.tui.widgets.reply",
+    "typer",  # plain `catbuddy` has nothing to parse (catbuddy/__main__.py)
+    "catbuddy.cli",
 ]
 
 PROBE = """
 import json, sys
-from catbuddy.cli import load
+from catbuddy.launch import GlobalOptions, load_workspace
 from catbuddy.tui.app import CatbuddyApp
 
-workspace, settings = load(None)  # as the `catbuddy` command builds them
+workspace, settings = load_workspace(GlobalOptions())  # as the `catbuddy` command builds them
 app = CatbuddyApp(workspace, settings)
 seen = {}
 

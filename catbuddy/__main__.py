@@ -1,0 +1,33 @@
+"""The `catbuddy` command (and `python -m catbuddy`).
+
+Plain `catbuddy` (no arguments: the app) starts without typer: building the command-line parser costs
+~25 ms of imports before the first frame, for nothing to parse. Anything else goes to ``catbuddy.cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from catbuddy.launch import EXIT_OK, GlobalOptions, LaunchError, exit_now, start_app
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl+C
+
+
+def main() -> None:
+    if sys.argv[1:]:
+        from catbuddy.cli import main as command_line
+
+        command_line()
+        return
+    try:
+        start_app(GlobalOptions())
+    except LaunchError as exc:
+        sys.stderr.write(f"catbuddy: {exc.message}\n")
+        raise SystemExit(exc.code) from None
+    except KeyboardInterrupt:  # Ctrl+C before the app took the terminal
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    exit_now(EXIT_OK)  # the app has closed the session
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""What every command shares to start: the workspace and settings from the global options, the
+project-trust question, the terminal app, the exit without teardown (docs/architecture.md §10).
+
+Typer-free, so that plain `catbuddy` (``catbuddy/__main__.py``) opens the app without building the
+command-line parser; ``catbuddy.cli``'s commands load through the same functions.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catbuddy.config import Settings
+    from catbuddy.workspace import Workspace
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class LaunchError(Exception):
+    """A start-up problem the user can fix: its message is printed after `catbuddy: `, then exit ``code``."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class GlobalOptions:
+    cwd: Path | None = None
+    model: str | None = None
+    base_url: str | None = None
+    approval: str | None = None
+    sandbox: str | None = None
+    trust_project: bool = False
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"catbuddy: warning: {message}\n")
+
+
+def load_workspace(
+    options: GlobalOptions, *, ensure_home: bool = True, warn_untrusted: bool = False
+) -> tuple[Workspace, Settings]:
+    """Workspace and settings from the options; LaunchError if they cannot be had.
+
+    ``trust_project`` trusts the project config's risky settings and records it; otherwise, with
+    ``warn_untrusted``, settings it ignores are named in one warning on stderr."""
+    from catbuddy.config import ConfigError, load_settings
+    from catbuddy.logs import add_log_secrets
+    from catbuddy.workspace import Workspace, default_home
+
+    root = options.cwd
+    if root is not None and not root.is_dir():
+        raise LaunchError(f"--cwd {root}: no such directory", EXIT_USAGE)
+    workspace = Workspace.at(root, default_home())
+    flags = {"model": options.model, "base_url": options.base_url, "approval": options.approval,
+             "sandbox": options.sandbox}  # fmt: skip
+    try:
+        settings = load_settings(
+            workspace.home, workspace.work_root, flags=flags, trust_project=options.trust_project
+        )
+    except ConfigError as exc:
+        raise LaunchError(str(exc), EXIT_USAGE) from None
+    add_log_secrets(settings.held_secrets())
+    if ensure_home:
+        try:
+            workspace.ensure_home()
+        except OSError as exc:
+            raise LaunchError(
+                f"cannot create {workspace.home}: {exc}. Set CATBUDDY_HOME to a writable folder."
+            ) from None
+    project = settings.project_trust
+    if project is not None and options.trust_project:
+        record_trust(workspace, project, trusted=True)
+    elif project is not None and not project.applied and warn_untrusted:
+        warn(project.warning())
+    return workspace, settings
+
+
+def record_trust(workspace: Workspace, project: Any, *, trusted: bool) -> None:
+    from catbuddy import trust
+
+    try:
+        trust.record(workspace.home, project, trusted)
+    except OSError as exc:
+        warn(f"cannot save the trust decision in {workspace.home}: {exc}")
+
+
+def ask_trust_before_start(
+    workspace: Workspace, settings: Settings, *, reload: Callable[[], Settings], inline: bool = False
+) -> Settings:
+    """Before the app starts (and before any MCP server from the project config runs): ask whether to
+    trust the project's risky settings, when they are new or changed. A yes records it and reloads."""
+    project = settings.project_trust
+    if project is None or not project.needs_decision or not sys.stdin.isatty():
+        return settings
+    from catbuddy.tui.screens.trust import ask_trust
+
+    answer = ask_trust(project, inline=inline)
+    if answer is None:  # closed without an answer: ignore them now, ask again next time
+        return settings
+    record_trust(workspace, project, trusted=answer)
+    return reload() if answer else settings
+
+
+def start_app(
+    options: GlobalOptions, *, resume: str | None = None, continue_latest: bool = False, inline: bool = False
+) -> None:
+    """The terminal app, from loading the settings to the line that says how to resume."""
+    workspace, settings = load_workspace(options)
+    from catbuddy.logs import log_to_file
+
+    log_to_file(workspace.home, settings.held_secrets())
+    settings = ask_trust_before_start(
+        workspace, settings, reload=lambda: load_workspace(options)[1], inline=inline
+    )
+    from catbuddy.tui.app import run_tui
+
+    session_id = run_tui(workspace, settings, resume=resume, continue_latest=continue_latest, inline=inline)
+    if session_id:
+        sys.stdout.write(f"Resume this session with: catbuddy --resume {session_id}\n")
+
+
+def exit_now(code: int) -> None:
+    """Exit without the interpreter's teardown, once the session is closed: logs and output flushed."""
+    import logging
+    import os
+
+    logging.shutdown()  # flushes the log file
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
