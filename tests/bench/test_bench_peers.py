@@ -114,6 +114,7 @@ def test_without_a_runnable_nanobot_the_figures_are_unavailable_and_the_bench_ex
     monkeypatch.setenv("CATBUDDY_BENCH_ROWS", str(rows))
     if setting == "":
         monkeypatch.delenv(peers.nanobot.NANOBOT_ENV, raising=False)
+        monkeypatch.setattr(peers.nanobot, "DEFAULT_VENV", tmp_path / "no-venv-here")
     else:
         venv = tmp_path / "venv"
         if setting == "broken":
