@@ -5,25 +5,19 @@ names one)."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from bench_modules import bench_module
 
 from catbuddy.testing.scripted_llm import RecordedRequest, Reply, ScriptedLLM
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def peers():
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("bench_peers")
-    finally:
-        sys.path.remove(str(BENCH))
+    with bench_module("bench_peers") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")

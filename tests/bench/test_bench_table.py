@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_modules import BENCH, bench_module
 
 
 @pytest.fixture(scope="module")
 def table():
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("_table")
-    finally:
-        sys.path.remove(str(BENCH))
+    with bench_module("_table") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")
 def run_all(table):
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("run_all")
-    finally:
-        sys.path.remove(str(BENCH))
+    with bench_module("run_all") as module:
+        yield module
 
 
 def test_a_ratio_target_is_held_to_value_over_baseline(table):
