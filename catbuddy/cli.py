@@ -20,7 +20,7 @@ from catbuddy.launch import (
     LaunchError,
     exit_now,
     load_workspace,
-    start_app,
+    open_app,
 )
 
 if TYPE_CHECKING:
@@ -176,13 +176,11 @@ def main_callback(
         log_to_stderr()
         return
     checked_session_id(resume, "--resume")
-    options: GlobalOptions = ctx.obj
-    if resume is not None:
-        workspace, _ = load(ctx)
-        checked_session_id(resume, "--resume", workspace)
+    workspace, settings = load(ctx)
+    checked_session_id(resume, "--resume", workspace)
     try:
-        start_app(options, resume=resume, continue_latest=continue_latest, inline=inline)
-    except LaunchError as exc:
+        open_app(workspace, settings, ctx.obj, resume=resume, continue_latest=continue_latest, inline=inline)
+    except LaunchError as exc:  # reloading after a yes to the trust question
         raise fail(exc.message, exc.code) from None
     skip_teardown()  # the app has closed the session
 

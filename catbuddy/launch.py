@@ -113,6 +113,19 @@ def start_app(
 ) -> None:
     """The terminal app, from loading the settings to the line that says how to resume."""
     workspace, settings = load_workspace(options)
+    open_app(workspace, settings, options, resume=resume, continue_latest=continue_latest, inline=inline)
+
+
+def open_app(
+    workspace: Workspace,
+    settings: Settings,
+    options: GlobalOptions,
+    *,
+    resume: str | None = None,
+    continue_latest: bool = False,
+    inline: bool = False,
+) -> None:
+    """The terminal app for settings already loaded from ``options`` (reloaded if the project is trusted)."""
     from catbuddy.logs import log_to_file
 
     log_to_file(workspace.home, settings.held_secrets())
