@@ -152,7 +152,7 @@ class TurnRunner:
         )
 
     def _govern_by_bound(self, parts: RequestParts) -> GovernedContext | None:
-        """Before the tokenizer has loaded (the first call of a `catbuddy run`): the request, when the
+        """Before any tokenizer has loaded (the first call of a `catbuddy run`): the request, when the
         byte bound proves exact governance would make it and compaction is not due (context/bound.py)."""
         ctx = self.ctx
         if ctx.counter.loaded or self.compaction.due_by_messages():
@@ -169,7 +169,7 @@ class TurnRunner:
         )
 
     async def _govern_exactly(self, parts: RequestParts, sent: GovernedContext) -> GovernedContext:
-        """The exact governance of a request sent on the byte bound: the tokenizer loads in a thread."""
+        """The exact governance of a request sent on the byte bound: the counter gets ready in a thread."""
         await asyncio.to_thread(self.ctx.counter.ready)
         governed = self.govern(parts)
         if governed.messages != sent.messages:  # the bound's proof says this cannot happen

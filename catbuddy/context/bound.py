@@ -7,13 +7,14 @@ the tool schemas and so a whole request are never smaller than counted exactly.
 Governance acts on counts only when a figure is above a threshold (compaction, snipping, truncation)
 or when old results wait to be stubbed. So when the upper bound already fits below the compaction
 threshold, no result is old enough to stub and nothing needs repair, exact counting would make the very
-same request: it can be sent at once, and the tokenizer (~0.3 s of CPU under the GIL) loads while the
-model answers. Anything else takes the exact path.
+same request: it can be sent at once, and the counter gets ready (context/tokens.py) while the model
+answers. Anything else takes the exact path.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from catbuddy.config import ContextSettings
@@ -48,14 +49,9 @@ class ByteBoundCounter(TokenCounter):
         return len(text.encode("utf-8", "surrogatepass")) if text else 0
 
 
-_BOUND_COUNTERS: dict[str, ByteBoundCounter] = {}
-
-
+@cache
 def bound_counter_for(encoding_name: str) -> ByteBoundCounter:
-    counter = _BOUND_COUNTERS.get(encoding_name)
-    if counter is None:
-        counter = _BOUND_COUNTERS[encoding_name] = ByteBoundCounter(encoding_name)
-    return counter
+    return ByteBoundCounter(encoding_name)  # one per encoding: its caches serve every first request
 
 
 def govern_by_bound(

@@ -1,7 +1,8 @@
 """Exact token counting with tiktoken, offline (docs/architecture.md §3).
 
-The encodings and their files are context/encodings.py. Message and tool-schema arithmetic follows the OpenAI Cookbook ("How to count tokens with tiktoken"), with conservative extras where
-the Cookbook is silent (tool calls, nested schemas) so a request is never under-counted.
+The encodings and their files are context/encodings.py. Message and tool-schema arithmetic follows the
+OpenAI Cookbook ("How to count tokens with tiktoken"), with conservative extras where the Cookbook is
+silent (tool calls, nested schemas) so a request is never under-counted.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any, Protocol
 from catbuddy.context.bpe import NeedsRust, PythonBpe
 from catbuddy.context.encodings import (
     encoding_name_for_model,
-    encoding_source,
     load_encoding,
     load_python_encoding,
 )
@@ -142,7 +142,7 @@ class TokenCounter:
     def _stand_in(self, exc: Exception) -> _Encoder:
         if self._quick is not None:  # slower for long pieces, but exact
             log.warning("tiktoken unavailable (%s); counting with its algorithm in Python", exc)
-            return PythonBpe(self._quick.ranks, encoding_source(self.encoding_name).pattern, bounded=False)
+            return load_python_encoding(self.encoding_name, bounded=False)
         log.warning("tiktoken unavailable (%s); estimating tokens as characters / 3", exc)
         self._exact = False
         return _ApproximateEncoder()
