@@ -36,7 +36,7 @@ from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 
 from catbuddy.agent.events import TurnEndReason  # noqa: E402
 from catbuddy.agent.loop import AgentLoop  # noqa: E402
-from catbuddy.config import MICROCOMPACT_MIN_TOKENS, ContextSettings, ModelSpec  # noqa: E402
+from catbuddy.config import ContextSettings, ModelSpec  # noqa: E402
 from catbuddy.context.tokens import counter_for_model  # noqa: E402
 from catbuddy.testing.cache_figures import CACHED_PRICE, shared_prefix_tokens  # noqa: E402
 from catbuddy.testing.script import Reply, ReplySpec  # noqa: E402
@@ -48,6 +48,7 @@ SEED = 20261203
 TURNS = 300
 FILES = 40
 WINDOWS = {"128k": (128_000, 8_192), "16k": (16_384, 2_048)}
+MICROCOMPACT_MIN_TOKENS = ContextSettings.microcompact_min_tokens  # the default catbuddy ships
 POLICIES = {"sliding": 0, "batched": MICROCOMPACT_MIN_TOKENS}
 SUMMARY = "## Goal\nThe user reviews the project module by module.\n\n## State\nModules read; nothing changed."
 TARGET_WINDOWS = ("128k",)  # at 16k budget pressure rules: both policies stub everything (same figures)

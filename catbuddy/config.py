@@ -1,5 +1,11 @@
 """Settings: global config.toml, then the project's, then the environment, then flags (docs/architecture.md §11).
 
+Every setting is declared once, as a field of the frozen dataclasses below: its default, its check, and
+(keyword arguments of ``setting``) its name in config.toml when it differs, what it would let a project
+config do (then it needs the user's trust, catbuddy.trust), the environment variables that set it.
+``SCHEMA`` reads the declarations; validation, merging, trust and building all come from it. README.md's
+configuration block documents every setting with its default (tests/config/test_config_declarations.py).
+
 Every layer is validated on its own, so an error names the file (or variable, or flag) it came from,
 the key, and what was expected. API keys are held but never shown: ``Settings.redacted()`` is what
 gets printed or logged.
@@ -10,76 +16,52 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from catbuddy import config_schema, trust
-from catbuddy.config_schema import ConfigError, validate_layer
+from catbuddy import trust
+from catbuddy.config_checks import (
+    APPROVAL_MODES,
+    DREAM_MODES,
+    ENCODINGS,
+    SANDBOX_MODES,
+    SERVER_APPROVALS,
+    ConfigError,
+    approval_table,
+    at_least,
+    between,
+    boolean,
+    one_of,
+    path_list,
+    regex_list,
+    string,
+    string_list,
+    string_table,
+)
+from catbuddy.config_schema import Entries, Schema, Section, TopLevel, required, setting, table
 from catbuddy.trust import ProjectTrust
 
-DEFAULT_MODEL = "gpt-4o"
-DEFAULT_ENCODING = "o200k_base"
+DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-APPROVAL_MODES = config_schema.APPROVAL_MODES
-SANDBOX_MODES = config_schema.SANDBOX_MODES
-DEFAULT_SANDBOX = "workspace-write"
-ENCODINGS = config_schema.ENCODINGS
-
-# Context governance thresholds from the design; all overridable under [context].
-KEEP_RECENT_RESULTS = 10
-# Old tool results are stubbed only in batches that save this much: each batch costs one prompt-cache
-# miss, so it must shrink every later request enough to pay for it before the next compaction breaks the
-# prefix anyway. bench/bench_cache.py, 300 turns at 128k: 6k→×0.61 of sliding's billed input, 8k→×0.55,
-# 10k→×0.52, 12k→×0.49 (largest request ×1.13), 16k→×0.46 (largest ×1.20).
-MICROCOMPACT_MIN_TOKENS = 12_000
-COMPACT_MESSAGE_THRESHOLD = 50
-COMPACT_KEEP_RECENT = 25
-COMPACT_TOKEN_RATIO = 0.8
-SAFETY_MARGIN = 1024
-MAX_COMPACT_FAILURES = 3
-COMPACT_USER_TOKENS = 2000  # the user's own words carried verbatim in the pinned summary
-COMPACT_LEDGER_TOKENS = 1500  # the code-built ledger in the pinned summary
-RECALL_MAX_TOKENS = 2000  # one recall result
-
-EXEC_TIMEOUT = 60
-EXEC_MAX_TIMEOUT = 600
-# Bounds on what one model reply may ask for (a misbehaving model must not freeze or bloat the session).
-MAX_CALLS_PER_REPLY = 64
-MAX_ARGUMENT_BYTES = 256 * 1024
-MAX_RESULT_CHARS = 100_000
-MAX_ITERATIONS = 50
-REQUEST_TIMEOUT = 600.0  # seconds for a whole answer
-CONNECT_TIMEOUT = 10.0  # seconds to open the connection
-STREAM_IDLE_TIMEOUT = 60.0  # seconds a stream may stay silent (the wait for its first byte included)
-MCP_STARTUP_TIMEOUT = 10.0
-MCP_CALL_TIMEOUT = 60.0
-
-# Memory and Dream (docs/architecture.md §13); all overridable under [memory].
-DREAM_MODES = config_schema.DREAM_MODES
-DREAM_IDLE_MINUTES = 5.0
-MEMORY_MAX_LINES = 200
-MEMORY_MAX_BYTES = 25 * 1024
-DREAM_ENTRY_TOKENS = 24_000
-MAX_DREAM_FAILURES = 3
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     """What catbuddy needs to know about a model to keep its requests inside the window."""
 
-    context_window: int
-    max_output_tokens: int
-    encoding: str | None = None  # None: chosen from the model name
+    context_window: int = required(at_least(256))
+    max_output_tokens: int = required(at_least(1))
+    encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
 
 
 @dataclass(frozen=True)
 class ModelPrice:
     """US dollars per million tokens, from ``[prices."model"]``: turns recorded usage into a cost."""
 
-    input: float
-    output: float
-    cached_input: float | None = None  # None: the input price (no discount assumed)
+    input: float = required(between(0, 1_000_000))
+    output: float = required(between(0, 1_000_000))
+    cached_input: float | None = setting(None, between(0, 1_000_000))  # None: the input price (no discount)
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
         cached_price = self.input if self.cached_input is None else self.cached_input
@@ -106,99 +88,191 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
     "llama": ModelSpec(8_192, 2_048),
     "mistral": ModelSpec(32_768, 4_096),
 }
-FALLBACK_MODEL_SPEC = ModelSpec(32_768, 4_096)
+FALLBACK_MODEL_SPEC = ModelSpec(32_768, 4_096)  # [models.default] changes it
 
 
 @dataclass(frozen=True)
 class ContextSettings:
-    keep_recent_results: int = KEEP_RECENT_RESULTS
-    microcompact_min_tokens: int = MICROCOMPACT_MIN_TOKENS
-    compact_message_threshold: int = COMPACT_MESSAGE_THRESHOLD
-    compact_keep_recent: int = COMPACT_KEEP_RECENT
-    compact_token_ratio: float = COMPACT_TOKEN_RATIO
-    safety_margin: int = SAFETY_MARGIN
-    max_compact_failures: int = MAX_COMPACT_FAILURES
-    compact_user_tokens: int = COMPACT_USER_TOKENS
-    compact_ledger_tokens: int = COMPACT_LEDGER_TOKENS
-    recall_max_tokens: int = RECALL_MAX_TOKENS
-    auto_compact: bool = True
-    global_user_profile: bool = False
-    default_encoding: str = DEFAULT_ENCODING
+    """Context governance and compaction (docs/architecture.md §4, §5): ``[context]``."""
+
+    keep_recent_results: int = setting(10, at_least(0))
+    # Old tool results are stubbed only in batches that save this much: each batch costs one prompt-cache
+    # miss, so it must shrink every later request enough to pay for it before the next compaction breaks the
+    # prefix anyway. bench/bench_cache.py, 300 turns at 128k: 6k→×0.61 of sliding's billed input, 8k→×0.55,
+    # 10k→×0.52, 12k→×0.49 (largest request ×1.13), 16k→×0.46 (largest ×1.20).
+    microcompact_min_tokens: int = setting(12_000, at_least(0))
+    compact_message_threshold: int = setting(50, at_least(2))
+    compact_keep_recent: int = setting(25, at_least(1))
+    compact_token_ratio: float = setting(0.8, between(0.05, 1.0))
+    safety_margin: int = setting(1024, at_least(0))
+    max_compact_failures: int = setting(3, at_least(1))
+    compact_user_tokens: int = setting(2000, at_least(0))  # the user's own words verbatim in the summary
+    compact_ledger_tokens: int = setting(1500, at_least(100))  # the code-built ledger in the summary
+    recall_max_tokens: int = setting(2000, at_least(200))  # one recall result
+    auto_compact: bool = setting(True, boolean)
+    global_user_profile: bool = setting(False, boolean)
+    default_encoding: str = setting("o200k_base", one_of(*ENCODINGS))
 
 
 @dataclass(frozen=True)
 class ToolSettings:
-    exec_timeout: int = EXEC_TIMEOUT
-    exec_max_timeout: int = EXEC_MAX_TIMEOUT
-    allow_outside_work_root: bool = False
-    allow_private_network: bool = False
-    web_search_backend: str = ""  # "brave", "tavily", "searxng" or "" for none
-    web_search_url: str = ""
-    web_search_api_key_env: str = ""
-    deny_patterns: tuple[str, ...] = ()
-    allow_commands: tuple[str, ...] = ()
-    max_calls_per_reply: int = MAX_CALLS_PER_REPLY
-    max_argument_bytes: int = MAX_ARGUMENT_BYTES
-    max_result_chars: int = MAX_RESULT_CHARS
+    """The tools and the bounds on one model reply: ``[tools]``."""
+
+    exec_timeout: int = setting(60, at_least(1))
+    exec_max_timeout: int = setting(600, at_least(1))
+    allow_outside_work_root: bool = setting(False, boolean, risky="file tools may leave the work root")
+    allow_private_network: bool = setting(False, boolean, risky="web_fetch may reach your local network")
+    web_search_backend: str = setting(
+        "", one_of("", "brave", "tavily", "searxng"), risky="web searches go to this service"
+    )
+    web_search_url: str = setting("", string, risky="web searches (and their key) go to this endpoint")
+    web_search_api_key_env: str = setting(
+        "", string, risky="this variable's value is sent to the search service"
+    )
+    deny_patterns: tuple[str, ...] = setting((), regex_list, additive=True)  # a project cannot remove yours
+    allow_commands: tuple[str, ...] = setting((), string_list, risky="these commands run without asking")
+    # Bounds on what one model reply may ask for (a misbehaving model must not freeze or bloat the session).
+    max_calls_per_reply: int = setting(64, at_least(1))
+    max_argument_bytes: int = setting(256 * 1024, at_least(1024))
+    max_result_chars: int = setting(100_000, at_least(1000))
 
 
 @dataclass(frozen=True)
 class SandboxSettings:
-    """How `exec` is confined (catbuddy.sandbox) and what environment it gets."""
+    """How `exec` is confined (catbuddy.sandbox) and what environment it gets: top-level keys."""
 
-    mode: str = DEFAULT_SANDBOX  # "workspace-write", "read-only" or "off"
-    writable: tuple[str, ...] = ()  # more paths commands may write (absolute or ~)
-    network: bool = False
-    env_allow: tuple[str, ...] = ()  # variables let through although they look secret (patterns)
+    mode: str = setting(
+        "workspace-write",
+        one_of(*SANDBOX_MODES),
+        key="sandbox",
+        risky="changes how commands are confined",
+        tightens=("workspace-write", "read-only"),
+        env=("CATBUDDY_SANDBOX",),
+    )
+    writable: tuple[str, ...] = setting(  # more paths commands may write (absolute or ~)
+        (), path_list, key="sandbox_writable", risky="commands may write these paths"
+    )
+    network: bool = setting(False, boolean, key="sandbox_network", risky="commands may use the network")
+    env_allow: tuple[str, ...] = setting(  # variables let through although they look secret (patterns)
+        (), string_list, key="exec_env_allow", risky="these variables (secrets included) reach commands"
+    )
 
 
 @dataclass(frozen=True)
 class MemorySettings:
-    dream: str = "auto"  # "auto" (in the background when idle), "ask" (show the diff first) or "off"
-    dream_model: str = ""  # "": the compact model, else the session's model
-    dream_idle_minutes: float = DREAM_IDLE_MINUTES
-    memory_max_lines: int = MEMORY_MAX_LINES
-    memory_max_bytes: int = MEMORY_MAX_BYTES
-    dream_entry_tokens: int = DREAM_ENTRY_TOKENS  # entry text one Dream run reads at most
-    max_dream_failures: int = MAX_DREAM_FAILURES  # failed runs in a row before auto Dream pauses
+    """Memory and Dream (docs/architecture.md §13): ``[memory]``."""
+
+    dream: str = setting(
+        "auto", one_of(*DREAM_MODES)
+    )  # auto (idle, in the background), ask (diff first), off
+    dream_model: str = setting("", string)  # "": the compact model, else the session's model
+    dream_idle_minutes: float = setting(5.0, between(0, 1440))
+    memory_max_lines: int = setting(200, at_least(10))
+    memory_max_bytes: int = setting(25 * 1024, at_least(1024))
+    dream_entry_tokens: int = setting(24_000, at_least(500))  # entry text one Dream run reads at most
+    max_dream_failures: int = setting(3, at_least(1))  # failed runs in a row before auto Dream pauses
 
 
 @dataclass(frozen=True)
 class McpServerSettings:
+    """One ``[mcpServers.<name>]`` entry: a stdio command or a streamable-HTTP url."""
+
     name: str
-    command: str = ""
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str = ""
-    url: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    approval: str = "ask"  # "ask", "auto" (never asks) or "deny"
-    tool_approval: Mapping[str, str] = field(default_factory=dict)
-    startup_timeout: float = MCP_STARTUP_TIMEOUT
-    call_timeout: float = MCP_CALL_TIMEOUT
-    disabled: bool = False
+    command: str = setting("", string)
+    args: tuple[str, ...] = setting((), string_list)
+    env: Mapping[str, str] = setting({}, string_table)
+    cwd: str = setting("", string)
+    url: str = setting("", string)
+    headers: Mapping[str, str] = setting({}, string_table)
+    approval: str = setting("ask", one_of(*SERVER_APPROVALS))  # "auto" never asks
+    tool_approval: Mapping[str, str] = setting({}, approval_table)
+    startup_timeout: float = setting(10.0, between(0.1, 600))
+    call_timeout: float = setting(60.0, between(0.1, 3600))
+    disabled: bool = setting(False, boolean)
+
+
+def _check_model(source: str, label: str, entry: dict[str, Any]) -> None:
+    window, out = entry.get("context_window"), entry.get("max_output_tokens")
+    if window is not None and out is not None and out >= window:
+        raise ConfigError(
+            source, f"{label}.max_output_tokens", f"smaller than context_window ({window})", out
+        )
+
+
+def _model(name: str, entry: dict[str, Any]) -> ModelSpec:
+    return replace(FALLBACK_MODEL_SPEC, **entry) if name == "default" else ModelSpec(**entry)
+
+
+def _check_server(source: str, label: str, entry: dict[str, Any]) -> None:
+    if not entry.get("command") and not entry.get("url"):
+        raise ConfigError(source, label, "a server with `command` (stdio) or `url` (streamable HTTP)")
+    if entry.get("command") and entry.get("url"):
+        raise ConfigError(source, label, "either `command` or `url`, not both")
+
+
+MODELS = Entries(
+    ModelSpec,
+    'a table of models, e.g. [models."gpt-4o"]',
+    required="set (an integer)",
+    required_hint="Both numbers are needed",
+    complete=("default",),  # [models.default] changes only what it names
+    check_entry=_check_model,
+    build=_model,
+)
+PRICES = Entries(
+    ModelPrice,
+    'a table of model prices, e.g. [prices."gpt-4o"]',
+    required="set (US dollars per million tokens)",
+    required_hint="input and output are both needed; cached_input defaults to input (no discount assumed)",
+)
+MCP_SERVERS = Entries(
+    McpServerSettings,
+    "a table of servers, e.g. [mcpServers.time]",
+    names=("mcpServers", "mcp_servers"),  # Claude's spelling first
+    quoted=False,
+    ignored={"type": one_of("stdio", "http", "streamable-http", "streamable_http")},  # told by command/url
+    check_entry=_check_server,
+    build=lambda name, entry: McpServerSettings(name=name, **entry),
+    risky="runs these servers at start-up",
+)
 
 
 @dataclass(frozen=True)
 class Settings:
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    api_key: str | None = field(default=None, repr=False)
-    compact_model: str | None = None
-    approval: str = "ask"
-    max_iterations: int = MAX_ITERATIONS
-    request_timeout: float = REQUEST_TIMEOUT
-    connect_timeout: float = CONNECT_TIMEOUT
-    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
-    max_retries: int = 4
-    models: Mapping[str, ModelSpec] = field(default_factory=dict)
-    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
-    context: ContextSettings = field(default_factory=ContextSettings)
-    tools: ToolSettings = field(default_factory=ToolSettings)
-    memory: MemorySettings = field(default_factory=MemorySettings)
-    mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    model: str | None = setting(None, string, env=("CATBUDDY_MODEL",))
+    base_url: str | None = setting(
+        None,
+        string,
+        risky="requests (and your API key) go to this endpoint",
+        env=("OPENAI_BASE_URL", "CATBUDDY_BASE_URL"),
+    )
+    api_key_env: str = setting(
+        DEFAULT_API_KEY_ENV, string, risky="this variable's value is sent as the API key"
+    )
+    api_key: str | None = setting(
+        None, string, risky="a key from the repository is used for your requests", repr=False
+    )
+    compact_model: str | None = setting(None, string, env=("CATBUDDY_COMPACT_MODEL",))
+    approval: str = setting(
+        "ask",
+        one_of(*APPROVAL_MODES),
+        risky="changes what asks before it runs",
+        tightens=("ask",),
+        env=("CATBUDDY_APPROVAL",),
+    )
+    max_iterations: int = setting(50, at_least(1))
+    request_timeout: float = setting(600.0, between(1, 3600))  # seconds for a whole answer
+    connect_timeout: float = setting(10.0, between(0.1, 600))  # seconds to open the connection
+    # Seconds a stream may stay silent (the wait for its first byte included).
+    stream_idle_timeout: float = setting(60.0, between(0.1, 3600))
+    max_retries: int = setting(4, at_least(0))
+    models: Mapping[str, ModelSpec] = table(MODELS)
+    prices: Mapping[str, ModelPrice] = table(PRICES)
+    context: ContextSettings = table(Section(ContextSettings))
+    tools: ToolSettings = table(Section(ToolSettings))
+    memory: MemorySettings = table(Section(MemorySettings))
+    mcp_servers: Mapping[str, McpServerSettings] = table(MCP_SERVERS)
+    sandbox: SandboxSettings = table(TopLevel(SandboxSettings))
     sources: tuple[str, ...] = ()
     # The project config's settings that need trust, and whether they apply (None: it has none).
     project_trust: ProjectTrust | None = None
@@ -255,8 +329,8 @@ class Settings:
 
 
 def resolve_model_spec(model: str, overrides: Mapping[str, ModelSpec]) -> ModelSpec:
-    for table in (overrides, KNOWN_MODELS):
-        found = _longest_prefix(model, table)
+    for known in (overrides, KNOWN_MODELS):
+        found = _longest_prefix(model, known)
         if found is not None:
             return found
     return overrides.get("default", FALLBACK_MODEL_SPEC)
@@ -276,14 +350,7 @@ def _longest_prefix(model: str, table: Mapping[str, _Entry]) -> _Entry | None:
 
 # --- loading --------------------------------------------------------------------------------------
 
-ENV_VARS: dict[str, str] = {
-    "CATBUDDY_MODEL": "model",
-    "OPENAI_BASE_URL": "base_url",
-    "CATBUDDY_BASE_URL": "base_url",
-    "CATBUDDY_APPROVAL": "approval",
-    "CATBUDDY_COMPACT_MODEL": "compact_model",
-    "CATBUDDY_SANDBOX": "sandbox",
-}
+SCHEMA = Schema.of(Settings)  # every declaration above, read once
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -319,24 +386,6 @@ def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> ConfigError:
     )
 
 
-ADDITIVE_KEYS = ("deny_patterns",)  # every layer's entries apply: a project cannot remove yours
-
-
-def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in layer.items():
-        if key in ("context", "tools", "memory", "models", "prices", "mcp_servers") and isinstance(value, dict):
-            inner = dict(merged.get(key, {}))
-            for inner_key, inner_value in value.items():
-                if inner_key in ADDITIVE_KEYS and key == "tools":
-                    inner_value = tuple(dict.fromkeys([*inner.get(inner_key, ()), *inner_value]))
-                inner[inner_key] = inner_value
-            merged[key] = inner
-        else:
-            merged[key] = value
-    return merged
-
-
 def config_files(global_home: Path, work_root: Path) -> list[Path]:
     return [global_home / "config.toml", work_root / ".catbuddy" / "config.toml"]
 
@@ -359,62 +408,32 @@ def load_settings(
     project_trust: ProjectTrust | None = None
     global_file, project_file = config_files(global_home, work_root)
     if global_file.exists():  # a folder or an unreadable file in its place is an error, not "no config"
-        merged = _merge(merged, validate_layer(str(global_file), read_toml(global_file)))
+        merged = SCHEMA.merge(merged, SCHEMA.validate(str(global_file), read_toml(global_file)))
         sources.append(str(global_file))
     if project_file.exists():
-        layer = validate_layer(str(project_file), read_toml(project_file))
-        safe, risky = trust.split_layer(layer)
+        layer = SCHEMA.validate(str(project_file), read_toml(project_file))
+        safe, risky = trust.split_layer(layer, SCHEMA)
         if risky:
-            project_trust = trust.assess(global_home, work_root, project_file, risky)
+            project_trust = trust.assess(global_home, work_root, project_file, risky, SCHEMA)
             if trust_project and not project_trust.applied:
                 project_trust = replace(project_trust, state=trust.TrustState.TRUSTED)
             if not project_trust.applied:
                 layer = safe
-        merged = _merge(merged, layer)
+        merged = SCHEMA.merge(merged, layer)
         sources.append(str(project_file))
-    for var, key in ENV_VARS.items():
+    for var, key in SCHEMA.environment().items():
         if env.get(var):
-            merged = _merge(merged, validate_layer(f"environment variable {var}", {key: env[var]}))
+            merged = SCHEMA.merge(merged, SCHEMA.validate(f"environment variable {var}", {key: env[var]}))
             if "environment" not in sources:
                 sources.append("environment")
     if flags:
         given = {k: v for k, v in flags.items() if v is not None}
         if given:
-            merged = _merge(merged, validate_layer("command-line flags", given))
+            merged = SCHEMA.merge(merged, SCHEMA.validate("command-line flags", given))
             sources.append("flags")
     return replace(_build(merged, env, tuple(sources)), project_trust=project_trust)
 
 
-SANDBOX_KEYS = {"sandbox": "mode", "sandbox_writable": "writable", "sandbox_network": "network",
-                "exec_env_allow": "env_allow"}
-
-
 def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, ...]) -> Settings:
-    sandbox = SandboxSettings(**{SANDBOX_KEYS[k]: merged.pop(k) for k in list(merged) if k in SANDBOX_KEYS})
-    top = {k: v for k, v in merged.items() if k in {f.name for f in fields(Settings)}}
-    top.pop("models", None)
-    top.pop("prices", None)
-    top.pop("context", None)
-    top.pop("tools", None)
-    top.pop("memory", None)
-    top.pop("mcp_servers", None)
-    settings = Settings(**top, sources=sources, sandbox=sandbox)
-    api_key = settings.api_key or env.get(settings.api_key_env) or None
-    default_spec = merged.get("models", {}).pop("default", None) if "models" in merged else None
-    models = {name: ModelSpec(**spec) for name, spec in merged.get("models", {}).items()}
-    if default_spec:
-        models["default"] = replace(FALLBACK_MODEL_SPEC, **default_spec)
-    prices = {name: ModelPrice(**spec) for name, spec in merged.get("prices", {}).items()}
-    servers = {
-        name: McpServerSettings(name=name, **spec) for name, spec in merged.get("mcp_servers", {}).items()
-    }
-    return replace(
-        settings,
-        api_key=api_key,
-        models=models,
-        prices=prices,
-        context=ContextSettings(**merged.get("context", {})),
-        tools=ToolSettings(**merged.get("tools", {})),
-        memory=MemorySettings(**merged.get("memory", {})),
-        mcp_servers=servers,
-    )
+    settings = Settings(**SCHEMA.build(merged), sources=sources)
+    return replace(settings, api_key=settings.api_key or env.get(settings.api_key_env) or None)

@@ -1,288 +1,303 @@
-"""Validation of one configuration layer: every key known, every value of the expected type.
+"""Settings declared once (docs/architecture.md §11).
 
-Errors name the source (file, "environment" or "command-line flags"), the key and what was expected.
+Every setting is a field of one of config.py's frozen dataclasses, and the field's metadata carries the
+rest of its declaration: the check its value must pass, its name in config.toml when that differs from the
+attribute, whether a project config needs the user's trust to set it (and what it would let the project
+do), the environment variables that set it, and whether the layers' values add up. Fields of ``Settings``
+that hold a whole table say so too: a ``[section]``, keys kept at the top level (``sandbox*``), or a table
+of named entries (``[models."x"]``, ``[prices."x"]``, ``[mcpServers.x]``).
+
+``Schema.of(Settings)`` reads those declarations once; validation of a layer, the merge of layers, the
+building of ``Settings``, the environment variables and the trusted-project rules are all derived from it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-APPROVAL_MODES = ("ask", "auto-edit", "yolo")
-SANDBOX_MODES = ("workspace-write", "read-only", "off")
-ENCODINGS = ("o200k_base", "cl100k_base")
-DREAM_MODES = ("auto", "ask", "off")
+from catbuddy.config_checks import Check, ConfigError
+
+DECLARATION = "catbuddy.config"  # the key of a declaration in a dataclass field's metadata
+MISSING: Any = dataclasses.MISSING
+_EMPTY_VALUES: tuple[Any, ...] = (False, (), [], {}, "")
 
 
-class ConfigError(Exception):
-    """A configuration value is wrong. The message names the source, the key and what was expected."""
+@dataclass(frozen=True)
+class Setting:
+    """One key of config.toml."""
 
-    def __init__(self, source: str, key: str, expected: str, got: Any = None, hint: str = "") -> None:
-        shown = "" if got is None else f", got {_show(key, got)}"
-        text = f"{source}: `{key}` must be {expected}{shown}"
-        if hint:
-            text += f". {hint}"
-        super().__init__(text)
-        self.source = source
-        self.key = key
-
-
-def _show(key: str, value: Any) -> str:
-    if "key" in key.lower() and "env" not in key.lower():
-        return "<hidden>"
-    return repr(value)
+    check: Check
+    key: str = ""  # its name in config.toml, when that is not the attribute's
+    risky: str = ""  # what a project config setting it could do; not empty: it needs the user's trust
+    tightens: tuple[Any, ...] = _EMPTY_VALUES  # values that only tighten: no trust needed for them
+    env: tuple[str, ...] = ()  # environment variables that set it (a later one wins)
+    additive: bool = False  # every layer's entries apply (a project cannot remove yours)
 
 
-# --- validation -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Section:
+    """A ``[name]`` table whose keys are the settings of ``cls``."""
 
-Validator = Callable[[str, str, Any], Any]
-
-
-def _int(minimum: int = 0) -> Validator:
-    def check(source: str, key: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ConfigError(source, key, f"an integer ≥ {minimum}", value)
-        return value
-
-    return check
+    cls: type
 
 
-def _number(low: float, high: float) -> Validator:
-    def check(source: str, key: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise ConfigError(source, key, f"a number between {low} and {high}", value)
-        return float(value)
+@dataclass(frozen=True)
+class TopLevel:
+    """The settings of ``cls`` are top-level keys of config.toml (their ``key`` names them)."""
 
-    return check
+    cls: type
 
 
-def _bool(source: str, key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(source, key, "true or false", value)
-    return value
+@dataclass(frozen=True)
+class Entries:
+    """A table of named entries, each with the settings of ``cls``: ``[models."gpt-4o"]``."""
+
+    cls: type
+    expected: str  # what the table must be, said when it is not a table
+    names: tuple[str, ...] = ()  # the keys config.toml may use for it (default: the attribute)
+    quoted: bool = True  # entry names shown quoted in errors: models."x".key
+    required: str = ""  # what a missing required key must be: "set (an integer)"
+    required_hint: str = ""
+    complete: tuple[str, ...] = ()  # entries that may leave required keys out (models.default)
+    ignored: Mapping[str, Check] = field(default_factory=dict)  # accepted, checked and dropped
+    check_entry: Callable[[str, str, dict[str, Any]], None] | None = None  # (source, label, entry)
+    build: Callable[[str, dict[str, Any]], Any] | None = None  # (name, entry) → the object; default cls(**)
+    risky: str = ""  # what a project config adding entries could do
 
 
-def _str(source: str, key: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(source, key, "a string", value)
-    return value
+def setting(
+    default: Any,
+    check: Check,
+    *,
+    key: str = "",
+    risky: str = "",
+    tightens: tuple[Any, ...] = _EMPTY_VALUES,
+    env: tuple[str, ...] = (),
+    additive: bool = False,
+    repr: bool = True,  # noqa: A002 — the name dataclasses.field uses
+) -> Any:
+    """A dataclass field that is a setting with this default; an empty dict default becomes a factory."""
+    declared = {DECLARATION: Setting(check, key, risky, tightens, env, additive)}
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata=declared, repr=repr)
+    return field(default=default, metadata=declared, repr=repr)
 
 
-def _choice(*choices: str) -> Validator:
-    def check(source: str, key: str, value: Any) -> str:
-        if value not in choices:
-            raise ConfigError(source, key, "one of " + ", ".join(f'"{c}"' for c in choices), value)
-        return str(value)
-
-    return check
+def required(check: Check) -> Any:
+    """A dataclass field that is a setting every entry must set."""
+    return field(metadata={DECLARATION: Setting(check)})
 
 
-def _str_list(source: str, key: str, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(source, key, "a list of strings", value)
-    return tuple(value)
+def table(declaration: Section | TopLevel | Entries) -> Any:
+    """A field of Settings that holds a whole table; entry tables start empty."""
+    if isinstance(declaration, Entries):
+        return field(default_factory=dict, metadata={DECLARATION: declaration})
+    return field(default_factory=declaration.cls, metadata={DECLARATION: declaration})
 
 
-def _path_list(source: str, key: str, value: Any) -> tuple[str, ...]:
-    paths = _str_list(source, key, value)
-    for path in paths:
-        if not (path.startswith("/") or path.startswith("~")):
-            raise ConfigError(source, key, "a list of absolute paths (or paths starting with ~)", path)
-    return paths
+@dataclass(frozen=True)
+class Declared:
+    """A setting as config.toml names it, with where it lands."""
+
+    key: str
+    attribute: str
+    default: Any  # MISSING: required
+    setting: Setting
+    holder: str = ""  # the Settings attribute that holds it, for top-level keys of a TopLevel table
+
+    def needs_trust(self, value: Any) -> bool:
+        return bool(self.setting.risky) and value not in self.setting.tightens
 
 
-def _regex_list(source: str, key: str, value: Any) -> tuple[str, ...]:
-    patterns = _str_list(source, key, value)
-    for index, pattern in enumerate(patterns):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(
-                source,
-                f"{key}[{index}]",
-                "a valid regular expression",
-                pattern,
-                hint=f"{exc}. Escape characters that are special in regexes with a backslash "
-                "(e.g. \\( or \\*), or remove the pattern",
-            ) from None
-    return patterns
+def declared_settings(cls: type, holder: str = "") -> dict[str, Declared]:
+    """The settings a dataclass declares, by their config.toml key, in declaration order."""
+    found: dict[str, Declared] = {}
+    for item in fields(cls):
+        declaration = item.metadata.get(DECLARATION)
+        if not isinstance(declaration, Setting):
+            continue
+        if item.default is not MISSING:
+            default = item.default
+        elif callable(item.default_factory):
+            default = item.default_factory()
+        else:
+            default = MISSING
+        key = declaration.key or item.name
+        found[key] = Declared(key, item.name, default, declaration, holder)
+    return found
 
 
-def _str_table(source: str, key: str, value: Any) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ConfigError(source, key, "a table of string values", value)
-    return dict(value)
+@dataclass(frozen=True)
+class EntryTable:
+    attribute: str
+    declaration: Entries
+    settings: dict[str, Declared]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.declaration.names or (self.attribute,)
+
+    def validate(self, source: str, key: str, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise ConfigError(source, key, self.declaration.expected, value)
+        return {name: self._entry(source, key, name, spec) for name, spec in value.items()}
+
+    def _entry(self, source: str, key: str, name: str, spec: Any) -> dict[str, Any]:
+        declaration = self.declaration
+        label = f'{key}."{name}"' if declaration.quoted else f"{key}.{name}"
+        checks = {k: d.setting.check for k, d in self.settings.items()} | dict(declaration.ignored)
+        checked = check_table(source, f"{label}.", spec, checks)
+        for ignored in declaration.ignored:
+            checked.pop(ignored, None)
+        if name not in declaration.complete:
+            for missing in (k for k, d in self.settings.items() if d.default is MISSING and k not in checked):
+                raise ConfigError(
+                    source, f"{label}.{missing}", declaration.required, hint=declaration.required_hint
+                )
+        if declaration.check_entry is not None:
+            declaration.check_entry(source, label, checked)
+        return checked
+
+    def build(self, entries: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        make = self.declaration.build or (lambda _name, spec: self.declaration.cls(**spec))
+        return {name: make(name, spec) for name, spec in entries.items()}
 
 
-TOP_LEVEL: dict[str, Validator] = {
-    "model": _str,
-    "base_url": _str,
-    "api_key_env": _str,
-    "api_key": _str,
-    "compact_model": _str,
-    "approval": _choice(*APPROVAL_MODES),
-    "max_iterations": _int(1),
-    "request_timeout": _number(1, 3600),
-    "connect_timeout": _number(0.1, 600),
-    "stream_idle_timeout": _number(0.1, 3600),
-    "max_retries": _int(0),
-    "sandbox": _choice(*SANDBOX_MODES),
-    "sandbox_writable": _path_list,
-    "sandbox_network": _bool,
-    "exec_env_allow": _str_list,
-}
-CONTEXT_KEYS: dict[str, Validator] = {
-    "keep_recent_results": _int(0),
-    "microcompact_min_tokens": _int(0),
-    "compact_message_threshold": _int(2),
-    "compact_keep_recent": _int(1),
-    "compact_token_ratio": _number(0.05, 1.0),
-    "safety_margin": _int(0),
-    "max_compact_failures": _int(1),
-    "compact_user_tokens": _int(0),
-    "compact_ledger_tokens": _int(100),
-    "recall_max_tokens": _int(200),
-    "auto_compact": _bool,
-    "global_user_profile": _bool,
-    "default_encoding": _choice(*ENCODINGS),
-}
-TOOLS_KEYS: dict[str, Validator] = {
-    "exec_timeout": _int(1),
-    "exec_max_timeout": _int(1),
-    "allow_outside_work_root": _bool,
-    "allow_private_network": _bool,
-    "web_search_backend": _choice("", "brave", "tavily", "searxng"),
-    "web_search_url": _str,
-    "web_search_api_key_env": _str,
-    "deny_patterns": _regex_list,
-    "allow_commands": _str_list,
-    "max_calls_per_reply": _int(1),
-    "max_argument_bytes": _int(1024),
-    "max_result_chars": _int(1000),
-}
-MEMORY_KEYS: dict[str, Validator] = {
-    "dream": _choice(*DREAM_MODES),
-    "dream_model": _str,
-    "dream_idle_minutes": _number(0, 1440),
-    "memory_max_lines": _int(10),
-    "memory_max_bytes": _int(1024),
-    "dream_entry_tokens": _int(500),
-    "max_dream_failures": _int(1),
-}
-PRICE_KEYS: dict[str, Validator] = {  # US dollars per million tokens
-    "input": _number(0, 1_000_000),
-    "cached_input": _number(0, 1_000_000),
-    "output": _number(0, 1_000_000),
-}
-MODEL_KEYS: dict[str, Validator] = {
-    "context_window": _int(256),
-    "max_output_tokens": _int(1),
-    "encoding": _choice(*ENCODINGS),
-}
+@dataclass(frozen=True)
+class Schema:
+    """Every setting of config.toml, read from the declarations on ``Settings`` and the classes it holds."""
+
+    top: dict[str, Declared]  # top-level keys, those of TopLevel tables included
+    sections: dict[str, dict[str, Declared]]  # [section] → its keys
+    section_types: dict[str, type]
+    top_level_types: dict[str, type]  # Settings attribute → the class its top-level keys build
+    entries: dict[str, EntryTable]  # by Settings attribute
+
+    @classmethod
+    def of(cls, settings_type: type) -> Schema:
+        top = declared_settings(settings_type)
+        sections: dict[str, dict[str, Declared]] = {}
+        section_types: dict[str, type] = {}
+        top_level_types: dict[str, type] = {}
+        entries: dict[str, EntryTable] = {}
+        for item in fields(settings_type):
+            declaration = item.metadata.get(DECLARATION)
+            if isinstance(declaration, TopLevel):
+                top_level_types[item.name] = declaration.cls
+                top.update(declared_settings(declaration.cls, holder=item.name))
+            elif isinstance(declaration, Section):
+                section_types[item.name] = declaration.cls
+                sections[item.name] = declared_settings(declaration.cls)
+            elif isinstance(declaration, Entries):
+                entries[item.name] = EntryTable(item.name, declaration, declared_settings(declaration.cls))
+        return cls(top, sections, section_types, top_level_types, entries)
+
+    # --- one layer --------------------------------------------------------------------------------
+
+    def entry_table(self, key: str) -> EntryTable | None:
+        """The entry table config.toml calls ``key`` (``mcpServers`` and ``mcp_servers`` alike)."""
+        return next((table for table in self.entries.values() if key in table.names), None)
+
+    def validate(self, source: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        """Check one layer (a parsed TOML file, or env/flag values) and return it normalised: sections and
+        entry tables under their Settings attribute, top-level keys under their config.toml key."""
+        layer: dict[str, Any] = {}
+        top_checks = {key: declared.setting.check for key, declared in self.top.items()}
+        for key, value in data.items():
+            entries = self.entry_table(key)
+            if key in self.sections:
+                checks = {k: d.setting.check for k, d in self.sections[key].items()}
+                layer[key] = check_table(source, f"{key}.", value, checks)
+            elif entries is not None:
+                layer[entries.attribute] = entries.validate(source, key, value)
+            else:
+                layer.update(check_table(source, "", {key: value}, top_checks))
+        return layer
+
+    # --- layers together --------------------------------------------------------------------------
+
+    def merge(self, base: Mapping[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+        """``layer`` over ``base``: a table's keys (a section's settings, an entry table's entries) one by
+        one, additive settings joined."""
+        merged = dict(base)
+        for key, value in layer.items():
+            if (key in self.sections or key in self.entries) and isinstance(value, dict):
+                inner = dict(merged.get(key, {}))
+                additive = self.sections.get(key, {})
+                for inner_key, inner_value in value.items():
+                    inner[inner_key] = self._joined(
+                        additive.get(inner_key), inner.get(inner_key), inner_value
+                    )
+                merged[key] = inner
+            else:
+                merged[key] = self._joined(self.top.get(key), merged.get(key), value)
+        return merged
+
+    @staticmethod
+    def _joined(declared: Declared | None, before: Any, value: Any) -> Any:
+        if declared is None or not declared.setting.additive:
+            return value
+        return tuple(dict.fromkeys([*(before or ()), *value]))
+
+    def build(self, merged: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of ``Settings`` for a merged, validated layer."""
+        values: dict[str, Any] = {}
+        held: dict[str, dict[str, Any]] = {attribute: {} for attribute in self.top_level_types}
+        for key, value in merged.items():
+            if key in self.sections:
+                keys = self.sections[key]
+                values[key] = self.section_types[key](**{keys[k].attribute: v for k, v in value.items()})
+            elif key in self.entries:
+                values[key] = self.entries[key].build(value)
+            elif key in self.top:
+                declared = self.top[key]
+                (held[declared.holder] if declared.holder else values)[declared.attribute] = value
+        for attribute, kwargs in held.items():
+            values[attribute] = self.top_level_types[attribute](**kwargs)
+        return values
+
+    def environment(self) -> dict[str, str]:
+        """Environment variable → the top-level key it sets."""
+        return {var: key for key, declared in self.top.items() for var in declared.setting.env}
+
+    # --- trusted projects -------------------------------------------------------------------------
+
+    def needs_trust(self, key: str, value: Any, section: str = "") -> bool:
+        """Whether a project config setting ``key`` (of ``section``) to ``value`` needs the user's trust."""
+        if section:
+            declared = self.sections.get(section, {}).get(key)
+            return declared is not None and declared.needs_trust(value)
+        entries = self.entries.get(key)
+        if entries is not None:
+            return bool(entries.declaration.risky) and value not in _EMPTY_VALUES
+        declared = self.top.get(key)
+        return declared is not None and declared.needs_trust(value)
+
+    def effects(self) -> dict[str, str]:
+        """What each risky key would let a project do, by its dotted name (``tools.allow_commands``)."""
+        found = {key: d.setting.risky for key, d in self.top.items() if d.setting.risky}
+        for section, keys in self.sections.items():
+            found |= {f"{section}.{key}": d.setting.risky for key, d in keys.items() if d.setting.risky}
+        for table in self.entries.values():
+            if table.declaration.risky:
+                found[table.names[0]] = table.declaration.risky
+        return found
 
 
-def _approval_table(source: str, key: str, value: Any) -> dict[str, str]:
-    table = _str_table(source, key, value)
-    for tool, mode in table.items():
-        if mode not in ("ask", "auto", "deny"):
-            raise ConfigError(source, f"{key}.{tool}", 'one of "ask", "auto", "deny"', mode)
-    return table
-
-
-MCP_KEYS: dict[str, Validator] = {
-    "command": _str,
-    "args": _str_list,
-    "env": _str_table,
-    "cwd": _str,
-    "url": _str,
-    "headers": _str_table,
-    "approval": _choice("ask", "auto", "deny"),
-    "tool_approval": _approval_table,
-    "startup_timeout": _number(0.1, 600),
-    "call_timeout": _number(0.1, 3600),
-    "disabled": _bool,
-    "type": _choice("stdio", "http", "streamable-http", "streamable_http"),
-}
-
-
-def _check_table(source: str, prefix: str, table: Any, schema: Mapping[str, Validator]) -> dict[str, Any]:
+def check_table(source: str, prefix: str, table: Any, checks: Mapping[str, Check]) -> dict[str, Any]:
+    """Every key of ``table`` known and its value passing its check; the values normalised."""
     if not isinstance(table, dict):
         raise ConfigError(source, prefix.rstrip("."), "a table", table)
     out: dict[str, Any] = {}
     for key, value in table.items():
         full = f"{prefix}{key}"
-        if key not in schema:
-            close = difflib.get_close_matches(key, list(schema), n=1)
+        if key not in checks:
+            close = difflib.get_close_matches(key, list(checks), n=1)
             hint = f"Did you mean `{prefix}{close[0]}`?" if close else "Remove it or check the README."
             raise ConfigError(source, full, "a known setting", hint=f"Unknown key. {hint}")
-        out[key] = schema[key](source, full, value)
+        out[key] = checks[key](source, full, value)
     return out
-
-
-def validate_layer(source: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Check one layer (a parsed TOML file, or env/flag values) and return it normalised."""
-    layer: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "context":
-            layer["context"] = _check_table(source, "context.", value, CONTEXT_KEYS)
-        elif key == "tools":
-            layer["tools"] = _check_table(source, "tools.", value, TOOLS_KEYS)
-        elif key == "memory":
-            layer["memory"] = _check_table(source, "memory.", value, MEMORY_KEYS)
-        elif key == "models":
-            if not isinstance(value, dict):
-                raise ConfigError(source, "models", 'a table of models, e.g. [models."gpt-4o"]', value)
-            layer["models"] = {name: _check_model(source, name, spec) for name, spec in value.items()}
-        elif key == "prices":
-            if not isinstance(value, dict):
-                raise ConfigError(source, "prices", 'a table of model prices, e.g. [prices."gpt-4o"]', value)
-            layer["prices"] = {name: _check_price(source, name, spec) for name, spec in value.items()}
-        elif key in ("mcpServers", "mcp_servers"):
-            if not isinstance(value, dict):
-                raise ConfigError(source, key, "a table of servers, e.g. [mcpServers.time]", value)
-            layer["mcp_servers"] = {name: _check_mcp(source, key, name, spec) for name, spec in value.items()}
-        else:
-            layer.update(_check_table(source, "", {key: value}, TOP_LEVEL))
-    return layer
-
-
-def _check_model(source: str, name: str, spec: Any) -> dict[str, Any]:
-    checked = _check_table(source, f'models."{name}".', spec, MODEL_KEYS)
-    for required in ("context_window", "max_output_tokens"):
-        if required not in checked and name != "default":
-            raise ConfigError(
-                source, f'models."{name}".{required}', "set (an integer)", hint="Both numbers are needed"
-            )
-    window, out = checked.get("context_window"), checked.get("max_output_tokens")
-    if window is not None and out is not None and out >= window:
-        raise ConfigError(
-            source, f'models."{name}".max_output_tokens', f"smaller than context_window ({window})", out
-        )
-    return checked
-
-
-def _check_price(source: str, name: str, spec: Any) -> dict[str, Any]:
-    checked = _check_table(source, f'prices."{name}".', spec, PRICE_KEYS)
-    for required in ("input", "output"):
-        if required not in checked:
-            raise ConfigError(
-                source,
-                f'prices."{name}".{required}',
-                "set (US dollars per million tokens)",
-                hint="input and output are both needed; cached_input defaults to input (no discount assumed)",
-            )
-    return checked
-
-
-def _check_mcp(source: str, table: str, name: str, spec: Any) -> dict[str, Any]:
-    checked = _check_table(source, f"{table}.{name}.", spec, MCP_KEYS)
-    checked.pop("type", None)
-    if not checked.get("command") and not checked.get("url"):
-        raise ConfigError(
-            source, f"{table}.{name}", "a server with `command` (stdio) or `url` (streamable HTTP)"
-        )
-    if checked.get("command") and checked.get("url"):
-        raise ConfigError(source, f"{table}.{name}", "either `command` or `url`, not both")
-    return checked

@@ -5,8 +5,9 @@ The risky settings are those that run something or loosen a guard: `mcpServers` 
 start-up), `tools.allow_commands`, `approval`, `sandbox`/`sandbox_writable`/`sandbox_network`,
 `exec_env_allow`, `base_url` and the key settings (where your key is sent, which variable is sent as
 the key), `tools.allow_outside_work_root`, `tools.allow_private_network` and the web-search endpoint and
-key. A value that only tightens (``approval = "ask"``, ``sandbox = "read-only"``, an empty list, a false
-flag) is not risky. `deny_patterns` add up across files, so a project cannot remove yours.
+key. Each is marked where it is declared (``risky=`` in catbuddy/config.py, read through the
+``Schema``). A value that only tightens (``approval = "ask"``, ``sandbox = "read-only"``, an empty list, a
+false flag) is not risky. `deny_patterns` add up across files, so a project cannot remove yours.
 
 Decisions live in ``<home>/trust.json``, keyed by the work root and a hash of the risky settings: the
 same settings are asked about once; any change asks again. Until trusted, the risky settings are ignored
@@ -26,39 +27,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catbuddy.redact import MASK, redact_url
+
+if TYPE_CHECKING:
+    from catbuddy.config_schema import Schema
 
 log = logging.getLogger(__name__)
 
 TRUST_FILE = "trust.json"
 TRUST_VERSION = 1
-RISKY_TOP = frozenset(
-    {"base_url", "api_key", "api_key_env", "approval", "sandbox", "sandbox_writable", "sandbox_network",
-     "exec_env_allow", "mcp_servers"}
-)
-RISKY_TOOLS = frozenset(
-    {"allow_commands", "allow_outside_work_root", "allow_private_network", "web_search_backend",
-     "web_search_url", "web_search_api_key_env"}
-)
-TIGHTENING = {"approval": ("ask",), "sandbox": ("workspace-write", "read-only"), "sandbox_network": (False,)}
-EFFECTS = {
-    "base_url": "requests (and your API key) go to this endpoint",
-    "api_key": "a key from the repository is used for your requests",
-    "api_key_env": "this variable's value is sent as the API key",
-    "approval": "changes what asks before it runs",
-    "sandbox": "changes how commands are confined",
-    "sandbox_writable": "commands may write these paths",
-    "sandbox_network": "commands may use the network",
-    "exec_env_allow": "these variables (secrets included) reach commands",
-    "tools.allow_commands": "these commands run without asking",
-    "tools.allow_outside_work_root": "file tools may leave the work root",
-    "tools.allow_private_network": "web_fetch may reach your local network",
-    "tools.web_search_backend": "web searches go to this service",
-    "tools.web_search_url": "web searches (and their key) go to this endpoint",
-    "tools.web_search_api_key_env": "this variable's value is sent to the search service",
-}
 
 
 class TrustState(StrEnum):
@@ -78,6 +57,7 @@ class ProjectTrust:
     digest: str
     state: TrustState
     keys: tuple[str, ...] = field(default=())
+    effects: Mapping[str, str] = field(default_factory=dict)  # dotted key → what it lets the project do
 
     @property
     def applied(self) -> bool:
@@ -94,12 +74,16 @@ class ProjectTrust:
             if key == "mcp_servers":
                 for name, server in value.items():
                     out.append(f"mcpServers.{name}: {_server(server)}")
-            elif key == "tools":
+            elif isinstance(value, Mapping):  # a [section]: one line per setting
                 for inner, inner_value in value.items():
-                    out.append(f"tools.{inner} = {_show(inner, inner_value)}  ({EFFECTS.get('tools.' + inner, '')})")
+                    out.append(self._line(f"{key}.{inner}", inner, inner_value))
             else:
-                out.append(f"{key} = {_show(key, value)}  ({EFFECTS.get(key, '')})")
+                out.append(self._line(key, key, value))
         return out
+
+    def _line(self, dotted: str, key: str, value: Any) -> str:
+        effect = self.effects.get(dotted)
+        return f"{dotted} = {_show(key, value)}" + (f"  ({effect})" if effect else "")
 
     def warning(self) -> str:
         what = "were refused before" if self.state is TrustState.DISTRUSTED else "are not trusted yet"
@@ -131,29 +115,23 @@ def _show(key: str, value: Any) -> str:
 # --- splitting a layer --------------------------------------------------------------------------------
 
 
-def split_layer(layer: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_layer(layer: Mapping[str, Any], schema: Schema) -> tuple[dict[str, Any], dict[str, Any]]:
     """A validated project layer as (what applies anyway, what needs trust)."""
     safe: dict[str, Any] = {}
     risky: dict[str, Any] = {}
     for key, value in layer.items():
-        if key == "tools" and isinstance(value, Mapping):
-            inner_safe = {k: v for k, v in value.items() if k not in RISKY_TOOLS or _tightens(k, v)}
-            inner_risky = {k: v for k, v in value.items() if k in RISKY_TOOLS and not _tightens(k, v)}
-            if inner_safe:
-                safe["tools"] = inner_safe
+        if key in schema.sections and isinstance(value, Mapping):
+            inner_risky = {k: v for k, v in value.items() if schema.needs_trust(k, v, section=key)}
+            inner_safe = {k: v for k, v in value.items() if k not in inner_risky}
+            if inner_safe or not inner_risky:
+                safe[key] = inner_safe
             if inner_risky:
-                risky["tools"] = inner_risky
-        elif key in RISKY_TOP and not _tightens(key, value):
+                risky[key] = inner_risky
+        elif schema.needs_trust(key, value):
             risky[key] = value
         else:
             safe[key] = value
     return safe, risky
-
-
-def _tightens(key: str, value: Any) -> bool:
-    if key in TIGHTENING:
-        return value in TIGHTENING[key]
-    return value in (False, (), [], {}, "")
 
 
 def digest(risky: Mapping[str, Any]) -> str:
@@ -169,13 +147,14 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def risky_keys(risky: Mapping[str, Any]) -> tuple[str, ...]:
+def risky_keys(risky: Mapping[str, Any], schema: Schema) -> tuple[str, ...]:
     keys: list[str] = []
     for key, value in risky.items():
-        if key == "tools":
-            keys += [f"tools.{k}" for k in value]
-        elif key == "mcp_servers":
-            keys += [f"mcpServers.{name}" for name in value]
+        entries = schema.entries.get(key)
+        if entries is not None:
+            keys += [f"{entries.names[0]}.{name}" for name in value]
+        elif key in schema.sections:
+            keys += [f"{key}.{k}" for k in value]
         else:
             keys.append(key)
     return tuple(keys)
@@ -184,7 +163,9 @@ def risky_keys(risky: Mapping[str, Any]) -> tuple[str, ...]:
 # --- decisions on disk ----------------------------------------------------------------------------------
 
 
-def assess(home: Path, work_root: Path, config_path: Path, risky: Mapping[str, Any]) -> ProjectTrust:
+def assess(
+    home: Path, work_root: Path, config_path: Path, risky: Mapping[str, Any], schema: Schema
+) -> ProjectTrust:
     root = work_root.resolve()
     value = digest(risky)
     decision = load_decisions(home).get(str(root))
@@ -194,7 +175,9 @@ def assess(home: Path, work_root: Path, config_path: Path, risky: Mapping[str, A
         state = TrustState.CHANGED
     else:
         state = TrustState.TRUSTED if decision.get("trusted") is True else TrustState.DISTRUSTED
-    return ProjectTrust(root, config_path, dict(risky), value, state, risky_keys(risky))
+    keys = risky_keys(risky, schema)
+    effects = {key: effect for key, effect in schema.effects().items() if key in keys}
+    return ProjectTrust(root, config_path, dict(risky), value, state, keys, effects)
 
 
 def load_decisions(home: Path) -> dict[str, dict[str, Any]]:
@@ -232,4 +215,3 @@ def record(home: Path, project: ProjectTrust, trusted: bool) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
-

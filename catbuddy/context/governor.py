@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from catbuddy.config import KEEP_RECENT_RESULTS, SAFETY_MARGIN
+from catbuddy.config import ContextSettings
 from catbuddy.context.governor_snip import (
     ContextOverflowError,
     FixedSizes,
@@ -71,7 +71,7 @@ HISTORY_COUNT_CAP = 4  # budgets' worth of history counted exactly for the repor
 class Budget:
     context_window: int
     max_output_tokens: int
-    safety_margin: int = SAFETY_MARGIN
+    safety_margin: int = ContextSettings.safety_margin
 
     @property
     def limit(self) -> int:
@@ -170,7 +170,7 @@ def govern_context(
     budget: Budget,
     counter: TokenCounter,
     *,
-    keep_recent_results: int = KEEP_RECENT_RESULTS,
+    keep_recent_results: int = ContextSettings.keep_recent_results,
     microcompact_min_tokens: int = 0,
     calibration: float = 1.0,
 ) -> GovernedContext:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from catbuddy.config import KEEP_RECENT_RESULTS
+from catbuddy.config import ContextSettings
 from catbuddy.context.tokens import TokenCounter
 from catbuddy.messages import content_text
 
@@ -220,7 +220,7 @@ def _already_compacted(tool: str, text: str) -> bool:
 def microcompact(
     messages: Sequence[Message],
     counter: TokenCounter,
-    keep_recent: int = KEEP_RECENT_RESULTS,
+    keep_recent: int = ContextSettings.keep_recent_results,
     min_tokens: int = 0,
     *,
     force: bool = False,
@@ -278,7 +278,9 @@ def microcompact(
     )
 
 
-def old_result_count(messages: Sequence[Message], keep_recent: int = KEEP_RECENT_RESULTS) -> int:
+def old_result_count(
+    messages: Sequence[Message], keep_recent: int = ContextSettings.keep_recent_results
+) -> int:
     """How many results microcompaction may stub (those past the ``keep_recent`` newest); counts nothing."""
     return max(0, len(_bulky_results(messages)) - keep_recent)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from catbuddy.config_schema import SANDBOX_MODES
+from catbuddy.config_checks import SANDBOX_MODES
 from catbuddy.sandbox.probe import probe
 
 if TYPE_CHECKING:

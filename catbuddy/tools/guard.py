@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catbuddy.config_schema import APPROVAL_MODES
+from catbuddy.config_checks import APPROVAL_MODES
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind
 from catbuddy.tools.deny import CommandChecker, Verdict
 from catbuddy.tools.protected import CONFIG, HOME, SESSION, ProtectedPlaces, describe
