@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from catbuddy.launch import EXIT_OK, GlobalOptions, LaunchError, exit_now, start_app
+from catbuddy.errors import CatbuddyError
+from catbuddy.launch import EXIT_OK, GlobalOptions, exit_now, start_app
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl+C
 
@@ -21,9 +22,9 @@ def main() -> None:
         return
     try:
         start_app(GlobalOptions())
-    except LaunchError as exc:
-        sys.stderr.write(f"catbuddy: {exc.message}\n")
-        raise SystemExit(exc.code) from None
+    except CatbuddyError as exc:  # the one handler of catbuddy's errors here, as in cli.py (§14)
+        sys.stderr.write(f"catbuddy: {exc}\n")
+        raise SystemExit(exc.exit_code) from None
     except KeyboardInterrupt:  # Ctrl+C before the app took the terminal
         raise SystemExit(EXIT_INTERRUPTED) from None
     exit_now(EXIT_OK)  # the app has closed the session

@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from catbuddy import __version__
+from catbuddy.errors import CatbuddyError
 from catbuddy.launch import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     GlobalOptions,
-    LaunchError,
     exit_now,
     load_workspace,
     open_app,
@@ -32,7 +33,20 @@ COUNT_NEEDS_INPUT = (
     "standard input; pipe one in (catbuddy count < request.json) or pass a path (catbuddy count request.json)"
 )
 
+
+class _Commands(TyperGroup):
+    """Every command, with the one handler of catbuddy's errors (docs/architecture.md §14): a known error
+    is printed as `catbuddy: <message> <hint>` and ends the command with its exit code, never a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CatbuddyError as exc:
+            raise fail(str(exc), exc.exit_code) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="catbuddy",
     help="catbuddy 🐱 — a local-first terminal coding assistant. With no command, opens the terminal app.",
     no_args_is_help=False,
@@ -80,10 +94,7 @@ def load(
         sandbox=sandbox or glob.sandbox,
         trust_project=trust_project or glob.trust_project,
     )
-    try:
-        return load_workspace(options, ensure_home=ensure_home, warn_untrusted=warn_untrusted)
-    except LaunchError as exc:
-        raise fail(exc.message, exc.code) from None
+    return load_workspace(options, ensure_home=ensure_home, warn_untrusted=warn_untrusted)
 
 
 def read_stdin() -> str:
@@ -100,17 +111,13 @@ def checked_session_id(value: str | None, option: str, workspace: Workspace | No
     """``value`` if it can name a session (and, given ``workspace``, one that exists); else exit 2."""
     if value is None:
         return None
-    from catbuddy.session.records import SessionError
     from catbuddy.session.store import SessionStore, session_id_problem
 
     problem = session_id_problem(value)
     if problem:
         raise fail(f"{option} {value!r}: {problem}. List the sessions with `catbuddy sessions`.", EXIT_USAGE)
     if workspace is not None:
-        try:
-            SessionStore(workspace.sessions_dir).find(value)
-        except SessionError as exc:
-            raise fail(str(exc), EXIT_USAGE) from None
+        SessionStore(workspace.sessions_dir).find(value)  # SessionNotFound: a usage error
     return value
 
 
@@ -178,10 +185,7 @@ def main_callback(
     checked_session_id(resume, "--resume")
     workspace, settings = load(ctx)
     checked_session_id(resume, "--resume", workspace)
-    try:
-        open_app(workspace, settings, ctx.obj, resume=resume, continue_latest=continue_latest, inline=inline)
-    except LaunchError as exc:  # reloading after a yes to the trust question
-        raise fail(exc.message, exc.code) from None
+    open_app(workspace, settings, ctx.obj, resume=resume, continue_latest=continue_latest, inline=inline)
     skip_teardown()  # the app has closed the session
 
 
@@ -300,8 +304,6 @@ def context(
     """Print what the model would see now (system prompt, tokens per layer; with --history or --session
     also the governed history and the governance report). No LLM call."""
     from catbuddy.cli_commands.context_view import build_view
-    from catbuddy.context.governor import ContextOverflowError
-    from catbuddy.session.records import SessionError
 
     if history is not None and session is not None:
         raise fail("use either --history or --session, not both", EXIT_USAGE)
@@ -309,21 +311,16 @@ def context(
     if history is not None and not history.is_file():
         raise fail(f"--history {history}: no such file", EXIT_USAGE)
     workspace, settings = load(ctx, cwd=cwd, model=model, ensure_home=False, warn_untrusted=True)
-    try:
-        view = build_view(
-            workspace,
-            settings,
-            channel=channel,
-            history_file=history,
-            session_id=session,
-            window=window,
-            max_output=max_output,
-            connect_mcp=not no_mcp,
-        )
-    except ContextOverflowError as exc:
-        raise fail(str(exc)) from None
-    except SessionError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    view = build_view(
+        workspace,
+        settings,
+        channel=channel,
+        history_file=history,
+        session_id=session,
+        window=window,
+        max_output=max_output,
+        connect_mcp=not no_mcp,
+    )
     typer.echo(json.dumps(view.to_json(), indent=2, ensure_ascii=False) if as_json else view.to_text())
     skip_teardown()
 
@@ -363,7 +360,6 @@ def run(
 ) -> None:
     """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
     from catbuddy.cli_commands.headless import run_headless_sync
-    from catbuddy.session.records import SessionError
 
     if as_json and stream_json:
         raise fail("use either --json or --stream-json, not both", EXIT_USAGE)
@@ -393,19 +389,16 @@ def run(
     )
     _log_model_calls(workspace)
     fmt = "json" if as_json else "stream-json" if stream_json else "text"
-    try:
-        code = run_headless_sync(
-            workspace,
-            settings,
-            prompt,
-            fmt=fmt,
-            resume=resume,
-            continue_latest=continue_latest,
-            approvals_from_stdin=approvals_from_stdin,
-            dream=dream,
-        )
-    except SessionError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    code = run_headless_sync(
+        workspace,
+        settings,
+        prompt,
+        fmt=fmt,
+        resume=resume,
+        continue_latest=continue_latest,
+        approvals_from_stdin=approvals_from_stdin,
+        dream=dream,
+    )
     skip_teardown()  # the session is closed and the output written
     raise typer.Exit(code)
 
@@ -443,13 +436,9 @@ def sessions_show(
 ) -> None:
     """Print a session's compactions: each one's summary (the model's prose, the user's words, the ledger)."""
     from catbuddy.cli_commands.compactions import format_show, show_session
-    from catbuddy.session.records import SessionError
 
     workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
-    try:
-        data = show_session(workspace, session_id)
-    except SessionError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+    data = show_session(workspace, session_id)
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else format_show(data))
 
 
@@ -472,7 +461,6 @@ def compact(
     """Fold a session's older history into a summary now (like /compact in the app); --undo voids the
     latest compaction (like /compact undo). Nothing to do is not a failure: its message, exit 0."""
     from catbuddy.cli_commands.listing import compact_session
-    from catbuddy.session.records import SessionError
     from catbuddy.text import valid_text
 
     checked_session_id(session, "--session")
@@ -484,15 +472,12 @@ def compact(
     )
     if not undo:
         _log_model_calls(workspace)
-    try:
-        if undo:
-            from catbuddy.cli_commands.compactions import undo_compaction
+    if undo:
+        from catbuddy.cli_commands.compactions import undo_compaction
 
-            outcome, message = undo_compaction(workspace, session)
-        else:
-            outcome, message = compact_session(workspace, settings, session, text)
-    except SessionError as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
+        outcome, message = undo_compaction(workspace, session)
+    else:
+        outcome, message = compact_session(workspace, settings, session, text)
     typer.echo(message)
     raise typer.Exit(EXIT_FAILED if outcome == "failed" else EXIT_OK)
 
@@ -561,13 +546,10 @@ def memory_diff(
 @memory_app.command("undo")
 def memory_undo(ctx: typer.Context, cwd: CwdOption = None) -> None:
     """Put the memory files back as they were before the newest change (again: the one before)."""
-    from catbuddy.cli_commands.memory_commands import VersionError, undo_last
+    from catbuddy.cli_commands.memory_commands import undo_last
 
     workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
-    try:
-        typer.echo(undo_last(workspace))
-    except VersionError as exc:
-        raise fail(str(exc)) from None
+    typer.echo(undo_last(workspace))
 
 
 @app.command()

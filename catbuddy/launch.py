@@ -13,20 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catbuddy.errors import EXIT_FAILED, EXIT_USAGE, CatbuddyError
+
 if TYPE_CHECKING:
     from catbuddy.config import Settings
     from catbuddy.workspace import Workspace
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
 
 
-class LaunchError(Exception):
+class LaunchError(CatbuddyError):
     """A start-up problem the user can fix: its message is printed after `catbuddy: `, then exit ``code``."""
 
     def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
         super().__init__(message)
-        self.message = message
-        self.code = code
+        self.exit_code = code
 
 
 @dataclass
@@ -46,11 +47,11 @@ def warn(message: str) -> None:
 def load_workspace(
     options: GlobalOptions, *, ensure_home: bool = True, warn_untrusted: bool = False
 ) -> tuple[Workspace, Settings]:
-    """Workspace and settings from the options; LaunchError if they cannot be had.
+    """Workspace and settings from the options; LaunchError (or ConfigError) if they cannot be had.
 
     ``trust_project`` trusts the project config's risky settings and records it; otherwise, with
     ``warn_untrusted``, settings it ignores are named in one warning on stderr."""
-    from catbuddy.config import ConfigError, load_settings
+    from catbuddy.config import load_settings
     from catbuddy.logs import add_log_secrets
     from catbuddy.workspace import Workspace, default_home
 
@@ -60,12 +61,10 @@ def load_workspace(
     workspace = Workspace.at(root, default_home())
     flags = {"model": options.model, "base_url": options.base_url, "approval": options.approval,
              "sandbox": options.sandbox}  # fmt: skip
-    try:
-        settings = load_settings(
-            workspace.home, workspace.work_root, flags=flags, trust_project=options.trust_project
-        )
-    except ConfigError as exc:
-        raise LaunchError(str(exc), EXIT_USAGE) from None
+    # A ConfigError (exit 2) goes to the front end's one handler of catbuddy's errors, as it is.
+    settings = load_settings(
+        workspace.home, workspace.work_root, flags=flags, trust_project=options.trust_project
+    )
     add_log_secrets(settings.held_secrets())
     if ensure_home:
         try:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,25 @@ def workspace(tmp_path: Path, isolated_home: Path) -> Workspace:
 @pytest.fixture
 def settings() -> Settings:
     return Settings()
+
+
+@pytest.fixture
+def full_disk_for_sessions(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """``fill(spare)``: after ``spare`` more fsyncs of session files, every one fails with ENOSPC — how a
+    full disk shows where the filesystem allocates late (ext4, XFS, NFS: the write is cached, the fsync
+    fails). Other files (memory, calibration) still write."""
+    real_fsync = os.fsync
+    left: list[int] = []
+
+    def fsync(fd: int) -> None:
+        if left and "/sessions/" in os.readlink(f"/proc/self/fd/{fd}"):
+            if left[0] <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            left[0] -= 1
+        real_fsync(fd)
+
+    def fill(spare: int = 0) -> None:
+        left[:] = [spare]
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return fill

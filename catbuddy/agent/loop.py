@@ -41,6 +41,7 @@ from catbuddy.context.builder import ContextBuilder
 from catbuddy.context.calibration import CalibrationStore
 from catbuddy.context.report import ContextReport, budget_for, context_report
 from catbuddy.context.tokens import counter_for
+from catbuddy.errors import CatbuddyError, explain
 from catbuddy.llm.lazy import LazyProvider, ProviderFactory, openai_provider
 from catbuddy.memory.dream import DreamResult
 from catbuddy.sandbox import describe as sandbox_description
@@ -360,17 +361,27 @@ class AgentLoop:
                 self._finish_turn(outcome)
                 raise
         except Exception as exc:  # the loop must survive anything a turn throws
-            # The message for the user; the traceback only at debug level (never on a user's stderr).
-            log.error("turn failed: %r", exc)
-            log.debug("turn failed", exc_info=True)
-            self.emit(
-                ErrorOccurred(f"Unexpected error: {exc}", "See the log; the session is saved and usable.")
-            )
-            ctx.conversation.record("error", message=str(exc))
-            outcome = TurnOutcome(TurnEndReason.ERROR)
+            outcome = self._turn_failed(ctx, exc)
         # A turn that ended with a plain answer ran nothing after its last call's prompt was built:
         # the status reuses it (the prompt is built once per model call, not again at the turn's end).
         self._finish_turn(outcome, runner.parts if outcome.reason is TurnEndReason.DONE else None)
+
+    def _turn_failed(self, ctx: TurnContext, exc: Exception) -> TurnOutcome:
+        """A known error (docs/architecture.md §14) says what happened and what to do; anything else is
+        "Unexpected", with its traceback only at debug level (never on a user's stderr)."""
+        message, hint = explain(exc)
+        if isinstance(exc, CatbuddyError):
+            log.info("turn failed: %r", exc)  # the front end shows it; the log file keeps it
+        else:
+            log.error("turn failed: %r", exc)
+            log.debug("turn failed", exc_info=True)
+            hint = "See the log; the session is saved and usable."
+        self.emit(ErrorOccurred(message, hint))
+        try:
+            ctx.conversation.record("error", message=str(exc))
+        except OSError as again:  # the error may be that the session cannot be written
+            log.info("the error could not be recorded in the session either: %s", again)
+        return TurnOutcome(TurnEndReason.ERROR)
 
     def _show_workspace_warnings(self, warnings: list[str]) -> None:
         """Workspace files the prompt had to skip (unreadable, not UTF-8): said once each."""

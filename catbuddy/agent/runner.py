@@ -221,7 +221,7 @@ class TurnRunner:
                 try:
                     governed = self.govern(parts)
                 except ContextOverflowError as overflow:
-                    self._error(str(overflow))
+                    self._error(str(overflow), OVERFLOW_HINT)
                     return None
             except LLMError as exc:
                 # The user saw it stream; the session (and the model, next time) must show it too,

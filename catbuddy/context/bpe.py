@@ -24,13 +24,15 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from catbuddy.errors import CatbuddyError
+
 MAX_PIECE_BYTES = 256  # a longer piece (a base64 blob, a minified line) costs more here than in Rust
 # The newest Unicode that tiktoken's Rust tables (tiktoken >= 0.8) and `regex` (>= 2023.6.3) both cover.
 AGREED_UNICODE = (15, 0, 0)
 UNASSIGNED = "Cn"
 
 
-class NeedsRust(ValueError):
+class NeedsRust(CatbuddyError, ValueError):
     """Text this encoder does not take (a long piece, a character too new): count it with tiktoken's."""
 
 

@@ -13,6 +13,7 @@ the budget for the running process only. The file is read once and written only 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -131,13 +132,15 @@ class CalibrationStore:
 
     def _save(self) -> None:
         data = {model: item.to_json() for model, item in sorted(self._loaded().items())}
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
             os.replace(tmp, self.path)
         except OSError as exc:  # calibration is an optimisation; never fail a turn over it
             log.warning("cannot save calibration to %s: %s", self.path, exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
 
 def _read(path: Path) -> dict[str, ModelCalibration]:

@@ -22,6 +22,7 @@ from typing import Any
 from catbuddy.context.prompts import render
 from catbuddy.context.tokens import TokenCounter
 from catbuddy.context.user_words import UserWords
+from catbuddy.errors import CatbuddyError
 from catbuddy.messages import content_text, strip_runtime_block
 from catbuddy.session.history import HistoryEntry
 from catbuddy.text import cut_line, truncate_middle
@@ -43,7 +44,7 @@ SHORTEN_MIN_CHARS = 100
 Summarize = Callable[..., Awaitable[str]]
 
 
-class CompactionFailed(Exception):
+class CompactionFailed(CatbuddyError):
     """The summary could not be made or was not usable; the history stays as it was."""
 
 

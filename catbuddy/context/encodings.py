@@ -9,6 +9,7 @@ algorithm in Python (context/bpe.py).
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import hashlib
 import logging
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from catbuddy.context.bpe import PythonBpe
+from catbuddy.errors import CatbuddyError
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +94,7 @@ def encoding_name_for_model(model: str, default: str = "o200k_base") -> str:
     return MODEL_ENCODINGS[max(matches, key=len)] if matches else default
 
 
-class TokenizerUnavailable(RuntimeError):
+class TokenizerUnavailable(CatbuddyError, RuntimeError):
     pass
 
 
@@ -148,13 +150,15 @@ def load_ranks(name: str) -> dict[bytes, int]:
             pass  # missing or damaged: parse the verified original and write it again
     ranks = _parse_ranks(name)
     if cache_file is not None:
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_bytes(marshal.dumps(ranks))
             os.replace(tmp, cache_file)
         except OSError as exc:
             log.debug("cannot cache the %s ranks at %s: %s", name, cache_file, exc)
+            with contextlib.suppress(OSError):  # a full disk must not keep a half-written copy
+                tmp.unlink(missing_ok=True)
     return ranks
 
 

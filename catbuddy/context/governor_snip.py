@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catbuddy.context.tokens import REPLY_PRIMING, TokenCounter
+from catbuddy.errors import CatbuddyError
 from catbuddy.messages import content_text
 from catbuddy.text import MARKER_ROOM, truncate_middle
 
@@ -25,7 +26,7 @@ TRUNCATION_WHY = " to fit the context window"
 MARKER_TOKENS = 16  # what one marker costs, a little generously
 
 
-class ContextOverflowError(Exception):
+class ContextOverflowError(CatbuddyError):
     """The request cannot fit the window. ``sizes`` holds the token sizes the message names."""
 
     def __init__(self, message: str, sizes: Mapping[str, int], calibration: float = 1.0) -> None:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.redact import redact_text
 
 # Statuses the OpenAI SDK itself treats as transient; we follow it.
@@ -22,7 +23,7 @@ CONTEXT_PATTERNS = re.compile(
 )
 
 
-class LLMError(Exception):
+class LLMError(CatbuddyError):
     """A provider call failed. ``message`` says what happened, ``hint`` what the user can do.
 
     ``partial_text`` is the reply text that had already streamed to the user when the call broke
@@ -31,14 +32,12 @@ class LLMError(Exception):
     def __init__(
         self, message: str, hint: str = "", *, status: int | None = None, partial_text: str = ""
     ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+        super().__init__(message, hint)
         self.status = status
         self.partial_text = partial_text
 
     def __str__(self) -> str:
-        return self.message
+        return self.message  # the turn shows the hint beside it; a retry line or a log wants the message
 
 
 class AuthenticationError(LLMError):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlparse
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.llm.errors import (
     CallContext,
     EmptyResponse,
@@ -62,7 +63,7 @@ RETRY_CAPS: dict[FaultKind, int | None] = {
 }
 
 
-class StallTimeout(TimeoutError):
+class StallTimeout(CatbuddyError, TimeoutError):
     """A call ran out of time: ``idle`` (no byte for ``seconds``) or past its total deadline."""
 
     def __init__(self, seconds: float, *, idle: bool) -> None:
@@ -71,7 +72,7 @@ class StallTimeout(TimeoutError):
         self.idle = idle
 
 
-class MalformedChunk(ValueError):
+class MalformedChunk(CatbuddyError, ValueError):
     """A chunk (or a whole completion) that parses but is not shaped like a chat completion."""
 
 

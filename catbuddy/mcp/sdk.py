@@ -15,6 +15,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catbuddy.errors import CatbuddyError
+
 if TYPE_CHECKING:
     from catbuddy.config import McpServerSettings
     from catbuddy.mcp.stderr_tail import StderrTail
@@ -88,7 +90,7 @@ def notification_method(message: Any) -> str | None:
     return method if isinstance(method, str) else None
 
 
-class SessionExpired(Exception):
+class SessionExpired(CatbuddyError):
     """The streamable HTTP server answered 404 for our session id: it has forgotten us."""
 
 

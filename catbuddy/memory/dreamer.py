@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.memory.apply import Checked, FilePlan, Limits, check_file
 from catbuddy.memory.document import MemoryDoc
 from catbuddy.memory.dream import DreamResult, DreamStatus, counts_text, entries_text
@@ -44,7 +45,7 @@ REQUEST_FRAME = 16  # message framing and reply priming, generously
 Complete = Callable[[list[Message], int], Awaitable[str]]
 
 
-class AnswerCutOff(Exception):
+class AnswerCutOff(CatbuddyError):
     """The model stopped at the reply limit: its answer may end in a half-written fact."""
 
     def __init__(self, partial: str, limit: int) -> None:

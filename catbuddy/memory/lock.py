@@ -13,8 +13,10 @@ import os
 from pathlib import Path
 from types import TracebackType
 
+from catbuddy.errors import CatbuddyError
 
-class DreamBusy(Exception):
+
+class DreamBusy(CatbuddyError):
     def __init__(self, pid: int | None) -> None:
         self.pid = pid
         who = f"pid {pid}" if pid else "another process"

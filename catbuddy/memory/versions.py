@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.memory.files import atomic_write, locked, read_or_none
 from catbuddy.memory.journal import now_iso
 from catbuddy.memory.paths import FILE_KEYS, MemoryPaths
@@ -125,7 +126,7 @@ class UndoResult:
     notes: list[str] = field(default_factory=list)
 
 
-class VersionError(Exception):
+class VersionError(CatbuddyError):
     """Nothing to undo, an unknown change, versions pruned: the message says what to do instead."""
 
 

@@ -25,10 +25,6 @@ STOP_GRACE_SECONDS = 1.0  # on a stop or timeout; shorter than catbuddy's own gr
 POLL_SECONDS = 0.02
 
 
-class _Stop(Exception):
-    pass
-
-
 def _prctl(option: int, value: int) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -108,7 +104,9 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def _on_signal(signum: int, frame: object) -> None:
-    raise _Stop(signum)
+    # SIGTERM and SIGHUP stop the command as SIGINT does by default. A builtin, not an exception class of
+    # our own: this script runs on the standard library alone (`-I -S`), outside catbuddy's errors.
+    raise KeyboardInterrupt(signum)
 
 
 def main(argv: list[str]) -> int:
@@ -135,7 +133,7 @@ def main(argv: list[str]) -> int:
                 sys.stderr.write(f"cannot run {command[0]}: {exc}\n")
             os._exit(127)
         status = _wait_for(child)
-    except _Stop:
+    except KeyboardInterrupt:  # a stop signal (_on_signal)
         stopped, status = True, 0
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)  # already cleaning up; catbuddy's SIGKILL ends a hang

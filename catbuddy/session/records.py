@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catbuddy.errors import EXIT_USAGE, CatbuddyError
 from catbuddy.messages import valid_json
 from catbuddy.session.schema import message_problem
 
@@ -53,15 +54,18 @@ _ESCAPED_SURROGATE = (b"\\ud", b"\\uD")  # only an escape can put a lone surroga
 _DECODER = json.JSONDecoder()
 
 
-class SessionError(Exception):
-    """Base of every session problem the CLI and TUI show to the user."""
+class SessionError(CatbuddyError):
+    """Base of every session problem the CLI and TUI show to the user. Most are asked for by the command
+    line (an unknown id, a session open elsewhere, a file that is not a session): a usage error."""
+
+    exit_code = EXIT_USAGE
 
 
 class SessionFileError(SessionError):
     """A file cannot be read as a session at all (missing, unreadable, or not JSONL)."""
 
 
-class RecordError(ValueError):
+class RecordError(CatbuddyError, ValueError):
     """One JSON object is not a valid record; the reader reports it like a corrupt line."""
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import fcntl
 import json
+import logging
 import os
 import re
 import secrets
@@ -26,6 +28,7 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from catbuddy import __version__
+from catbuddy.errors import EXIT_FAILED
 from catbuddy.messages import valid_json
 from catbuddy.redact import redact
 from catbuddy.session.records import (
@@ -43,6 +46,8 @@ from catbuddy.session.records import (
     rebuild_meta,
 )
 from catbuddy.session.scan import META_REBUILT, SESSION_SUFFIX, SessionInfo, scan
+
+log = logging.getLogger(__name__)
 
 LOCK_SUFFIX = ".lock"
 MESSAGE_ID_PREFIX = "m"
@@ -73,6 +78,32 @@ class SessionNotFound(SessionError):
 
 class SessionClosed(SessionError):
     pass
+
+
+class SessionWriteError(SessionError, OSError):
+    """A record could not be written (disk full, folder not writable …): what happened, where, what to do.
+    The lines already there are intact; the next record starts on a line of its own."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, path: Path, cause: OSError, *, folder: Path | None = None) -> None:
+        reason = cause.strerror or str(cause)
+        folder = path.parent if folder is None else folder
+        if cause.errno in (errno.ENOSPC, errno.EDQUOT):
+            todo = f"The disk holding {folder} is full: free some space"
+        elif cause.errno == errno.EFBIG:
+            todo = (
+                "The file has reached the largest size this system allows (`ulimit -f`): start a new session"
+            )
+        elif cause.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            todo = f"Make {folder} writable (or set CATBUDDY_HOME to a folder that is)"
+        else:
+            todo = f"Check the disk holding {folder}"
+        super().__init__(
+            f"The session could not be saved: writing {path} failed ({reason}).",
+            f"{todo}, then go on: the session keeps everything up to its last saved record.",
+        )
+        self.errno, self.strerror, self.filename = cause.errno, cause.strerror, str(path)
 
 
 def now_ts() -> str:
@@ -172,7 +203,10 @@ class Session:
             self._grouping -= 1
             if not self._grouping and self._unsynced and self._file is not None:
                 self._unsynced = False
-                os.fsync(self._file.fileno())
+                try:
+                    os.fsync(self._file.fileno())
+                except OSError as exc:
+                    raise SessionWriteError(self.path, exc) from exc
 
     def load(self) -> LoadResult:
         """Everything in the file now. Right after ``open`` (nothing appended yet; the lock keeps other
@@ -181,12 +215,16 @@ class Session:
         return loaded if loaded is not None else read_session_file(self.path)
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        if self._lock_fd is not None:
-            _release_lock(self._lock_fd)
-            self._lock_fd = None
+        file, self._file = self._file, None
+        try:
+            if file is not None:
+                file.close()
+        except OSError as exc:  # what a failed write left in the buffer fails again; it was reported then
+            log.info("closing session %s: %s", self.id, exc)
+        finally:
+            if self._lock_fd is not None:
+                _release_lock(self._lock_fd)
+                self._lock_fd = None
 
     def __enter__(self) -> Session:
         return self
@@ -218,9 +256,9 @@ class Session:
                 self._unsynced = True
             else:
                 os.fsync(self._file.fileno())
-        except OSError:
+        except OSError as exc:
             self._write_failed = True
-            raise
+            raise SessionWriteError(self.path, exc) from exc
         self._write_failed = False
         return cleaned
 
@@ -234,15 +272,18 @@ class SessionStore:
         return self.sessions_dir / f"{session_id}{SESSION_SUFFIX}"
 
     def create(self, work_root: Path | str, model: str) -> Session:
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
-        while True:
-            session_id = new_session_id()
-            path = self.path_for(session_id)
-            try:
-                handle = path.open("xb")  # exclusive: two processes can never pick the same file
-            except FileExistsError:
-                continue
-            break
+        try:
+            self.sessions_dir.mkdir(parents=True, exist_ok=True)
+            while True:
+                session_id = new_session_id()
+                path = self.path_for(session_id)
+                try:
+                    handle = path.open("xb")  # exclusive: two processes can never pick the same file
+                except FileExistsError:
+                    continue
+                break
+        except OSError as exc:
+            raise SessionWriteError(self.sessions_dir, exc, folder=self.sessions_dir) from exc
         with handle:
             lock_fd = _acquire_lock(self._lock_path(session_id), session_id)
             meta = MetaRecord(
@@ -252,9 +293,13 @@ class SessionStore:
                 model=model,
                 catbuddy_version=__version__,
             )
-            handle.write(_encode_line(meta.to_json())[0])
-            handle.flush()
-            os.fsync(handle.fileno())
+            try:
+                handle.write(_encode_line(meta.to_json())[0])
+                handle.flush()
+                os.fsync(handle.fileno())
+            except OSError as exc:
+                _release_lock(lock_fd)
+                raise SessionWriteError(path, exc) from exc
         return Session(path, meta, lock_fd, next_message=1, next_compaction=1, secrets=self.secrets)
 
     def find(self, session_id: str) -> Path:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from catbuddy.errors import CatbuddyError
+
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -17,7 +19,7 @@ MAX_COMPATIBILITY_LENGTH = 500
 FENCE = "---"
 
 
-class FrontmatterError(ValueError):
+class FrontmatterError(CatbuddyError, ValueError):
     """What is wrong with a SKILL.md, phrased so the author knows what to fix."""
 
 

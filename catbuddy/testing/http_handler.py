@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.testing import wire
 from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
 
@@ -90,7 +91,7 @@ class ChatBackend(Protocol):
     def emit(self, line: str) -> None: ...
 
 
-class _Disconnected(Exception):
+class _Disconnected(CatbuddyError):
     """The client closed the connection while we were writing."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.messages import content_text, strip_runtime_block
 
 DEFAULT_CHUNK_SIZE = 8
@@ -27,7 +28,7 @@ MALFORMED_DATA = '{"id": "chatcmpl-broken", "object": "chat.completion.chunk", "
 TOOL_CALL_ID_FAULTS = ("missing", "empty", "duplicate")
 
 
-class ScriptError(ValueError):
+class ScriptError(CatbuddyError, ValueError):
     """A script (file or Python list) is malformed. The message says where and what was expected."""
 
 

@@ -9,6 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from catbuddy.errors import CatbuddyError
 from catbuddy.tools.protected import WriteGrants
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class ToolResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-class ToolError(Exception):
+class ToolError(CatbuddyError):
     """Raised inside a tool for a problem the model should read and fix (bad path, no match, …)."""
 
 

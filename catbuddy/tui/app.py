@@ -8,6 +8,7 @@ so typing stays responsive however fast the model streams.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,6 +21,8 @@ from textual.widgets import OptionList, TextArea
 
 from catbuddy.agent.api import Agent
 from catbuddy.config import Settings
+from catbuddy.errors import CatbuddyError, explain
+from catbuddy.logs import LOG_FILE
 from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui import type_through
@@ -90,6 +93,7 @@ class CatbuddyApp(SlashCommands):
         self.approval_arm_delay = approval_arm_delay
         self.loop: Agent | None = None
         self.session_id: str | None = None
+        self.start_error: Exception | None = None  # why the loop could not start; run_tui raises it
         self.first_frame_at: float | None = None
         # Typed before the loop was ready (the demo's first message is sent this way, for the user).
         self._pending_inputs: list[str] = [first_message] if first_message else []
@@ -192,10 +196,9 @@ class CatbuddyApp(SlashCommands):
         loop.add_listener(self._on_loop_event)
         try:
             await loop.start()
-        except (
-            Exception
-        ) as exc:  # SessionLocked, SessionNotFound, bad config: nothing to run without a session
-            self.exit(None, return_code=1, message=f"catbuddy: {exc}")
+        except Exception as exc:  # SessionLocked, SessionNotFound, …: nothing to run without a session
+            self.start_error = exc  # said once the terminal is back, by the command's one error handler
+            self.exit(None, return_code=getattr(exc, "exit_code", 1))
             return
         self.loop = loop
         self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
@@ -534,4 +537,11 @@ def run_tui(
     """Run the TUI until the user exits; returns the session id so the caller can print how to resume."""
     app = CatbuddyApp(workspace, settings, resume=resume, continue_latest=continue_latest)
     result = app.run(inline=inline)
+    if app.start_error is not None:
+        if isinstance(app.start_error, CatbuddyError):
+            raise app.start_error
+        logging.getLogger(__name__).error("the session could not start", exc_info=app.start_error)
+        message, _ = explain(app.start_error)
+        log_file = workspace.home / "logs" / LOG_FILE
+        raise CatbuddyError(message, f"The details are in {log_file}.") from app.start_error
     return result or app.session_id

@@ -136,3 +136,16 @@ def test_compact_without_any_session_exits_0_with_its_message(cli):
 def test_compact_of_an_unknown_session_is_bad_usage(cli):
     done = cli("compact", "--session", "20250101-000000-abcdef")
     assert done.returncode == 2 and "no session" in done.stderr
+
+
+def test_the_app_on_a_session_open_elsewhere_closes_and_says_so_with_exit_2(project, llm_env):
+    # The loop fails to start inside the app; the command's one error handler says why once the
+    # terminal is back (docs/architecture.md §14).
+    store = SessionStore(Workspace.at(project, default_home()).sessions_dir)
+    with store.create(project, "scripted") as held:
+        code, output = run_in_pty(["--cwd", str(project), "--resume", held.id], llm_env, project)
+
+    assert code == 2
+    tail = output.rsplit("\x1b[?1049l", 1)[-1]  # what was printed after the app left the screen
+    assert f"catbuddy: session {held.id} is open in another catbuddy process" in tail
+    assert "Traceback" not in output

@@ -318,3 +318,34 @@ def test_count_accepts_a_request_with_bytes_that_are_not_utf8(project, llm_env) 
     done = run_bytes(project, llm_env, "count", "-", stdin=request)
     assert done.returncode == 0 and int(done.stdout) > 0
     no_traceback(done)
+
+
+# --- the session cannot be written ------------------------------------------------------------------
+
+FILE_SIZE_LIMIT = 64 * 1024  # `ulimit -f`: no file of the run may grow past this
+
+
+def limit_file_size() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+@pytest.mark.parametrize("fmt", [(), ("--json",), ("--stream-json",)])
+def test_a_session_that_cannot_be_written_ends_the_run_with_what_happened_and_what_to_do(
+    fmt: tuple[str, ...], cli, scripted_llm, project
+) -> None:
+    # A real write fault, no patching: the prompt alone is larger than any file may grow (Python ignores
+    # SIGXFSZ, so the write fails with EFBIG, as a full disk fails with ENOSPC).
+    scripted_llm.push(Reply.text("never stored"))
+    done = cli("run", *fmt, "-", input="word " * (FILE_SIZE_LIMIT // 4), preexec_fn=limit_file_size)
+    assert done.returncode == 1
+    no_traceback(done)
+    (info,) = store_of(project).list()
+    said = done.stderr if not fmt else done.stdout
+    assert f"The session could not be saved: writing {info.path} failed (File too large)" in said
+    assert "largest size this system allows (`ulimit -f`): start a new session" in said
+    if not fmt:
+        assert "\n  hint: The file has reached the largest size" in done.stderr
+    assert "Unexpected" not in done.stderr + done.stdout
+    assert read_session_file(info.path).meta is not None  # what was saved before still loads

@@ -232,3 +232,28 @@ async def test_compact_command_runs_a_real_compaction(workspace, scripted_llm) -
         )
     assert "keep the questions" in str(scripted_llm.requests[-1].messages)
     assert "compacted" in notice[-1] and "saved" in notice[-1]
+
+
+async def test_a_full_disk_during_a_turn_shows_what_happened_and_what_to_do(
+    workspace, scripted_llm, full_disk_for_sessions
+) -> None:
+    scripted_llm.push(Reply.text("not saved"), Reply.text("saved this time"))
+    app = real_app(workspace, scripted_llm)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop, what="loop start")
+        full_disk_for_sessions(0)
+        await send(app, pilot, "hello")
+        shown = await wait_for(
+            pilot, lambda: [t for t in texts(app, NoticeBlock) if t.startswith("✗")], what="the error"
+        )
+        await wait_for(pilot, lambda: idle(app), what="idle")
+        message, hint = shown[0].split("\n")
+        assert message.startswith("✗ The session could not be saved") and "No space left on device" in message
+        assert str(workspace.sessions_dir) in message
+        assert hint.startswith("  → The disk holding") and "free some space" in hint
+        assert not any("Unexpected" in t for t in texts(app, NoticeBlock))
+        full_disk_for_sessions(1_000_000)  # space freed: the session goes on
+        await send(app, pilot, "again")
+        await wait_for(
+            pilot, lambda: texts(app, AssistantBlock)[-1:] == ["saved this time"], what="next reply"
+        )
