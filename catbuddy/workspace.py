@@ -85,7 +85,7 @@ class Workspace:
     def bootstrap_path(self, name: str, global_user_profile: bool = False) -> Path:
         """Where a bootstrap file is read from: catbuddy's own copy once it exists, until then the shipped
         default in place (nothing is created in the repository before someone edits a file). AGENTS.md
-        at the work root wins over `.catbuddy/AGENTS.md` (the whole hierarchy: context/instructions.py)."""
+        at the work root wins over `.catbuddy/AGENTS.md` (the whole hierarchy: instructions.py)."""
         if name == "AGENTS.md":
             at_root = self.work_root / "AGENTS.md"
             if at_root.is_file():
@@ -126,7 +126,7 @@ class Workspace:
         prompt reads (from the work root up to the git root: AGENTS.md, or CLAUDE.md where a folder has
         no AGENTS.md), else our own."""
         if name == "AGENTS.md":
-            from catbuddy.context.instructions import nearest_instructions
+            from catbuddy.instructions import nearest_instructions
 
             nearest = nearest_instructions(self.work_root)
             if nearest is not None:

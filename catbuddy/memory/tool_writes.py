@@ -10,8 +10,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from catbuddy.memory.paths import MemoryPaths
+from catbuddy.safety.policy import resolve_path
 from catbuddy.tools.base import ToolContext, ToolError
-from catbuddy.tools.guard import resolve_path
 
 if TYPE_CHECKING:
     from catbuddy.memory.versions import PendingWrite

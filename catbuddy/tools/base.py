@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from catbuddy.tools.protected import WriteGrants
+from catbuddy.safety.protected import WriteGrants
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.policy import display_path, resolve_path
 from catbuddy.text import cut_line, decode_text, truncate_lines, unified_diff, valid_text
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
 from catbuddy.tools.fileio import (
@@ -23,7 +24,6 @@ from catbuddy.tools.fileio import (
     read_bytes,
     write_bytes,
 )
-from catbuddy.tools.guard import display_path, resolve_path
 
 READ_MAX_LINES = 2_000
 READ_MAX_BYTES = 256 * 1024

@@ -109,7 +109,7 @@ def session_files(ctx: ToolContext, scope: str) -> list[tuple[str, Path]]:
 def _search_and_render(
     files: list[tuple[str, Path]], query: Query, limit: int, ctx: ToolContext, scope: str
 ) -> ToolResult:
-    from catbuddy.context.tokens import counter_for
+    from catbuddy.context.counting.tokens import counter_for
     from catbuddy.session.search import search_sessions
 
     hits, stats = search_sessions(files, query)
