@@ -13,10 +13,9 @@ from typing import Any
 
 from catbuddy import sandbox
 from catbuddy.config import Settings
-from catbuddy.safety.protected import catbuddy_homes
 from catbuddy.sandbox.environment import exec_environment
 from catbuddy.sandbox.launch import plan
-from catbuddy.workspace import Workspace
+from catbuddy.workspace import Workspace, catbuddy_homes
 
 CHECK_TIMEOUT_SECONDS = 15.0
 

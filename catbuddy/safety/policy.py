@@ -1,4 +1,5 @@
-"""Safety for tools: the path guard for file tools and the approval policy.
+"""The approval policy: whether a tool call runs, asks first, or is refused (the file tools' path guard,
+which shares ``real_path`` with it, is tools/paths.py).
 
 The policy decides with the parsed command (``safety.shell_parse``) and the sandbox in force:
 
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from catbuddy.config_schema import APPROVAL_MODES
 from catbuddy.safety.deny import CommandChecker, Verdict
-from catbuddy.safety.protected import CONFIG, HOME, SESSION, ProtectedPlaces, describe
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind
+from catbuddy.safety.kinds import ApprovalSubject, ToolKind
+from catbuddy.safety.protected import SESSION, ProtectedPlaces, describe
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
@@ -60,14 +61,7 @@ class GuardDecision:
         return bool(self.suggested_pattern)
 
 
-# --- paths ------------------------------------------------------------------------------------------
-
-
-def agent_owned_paths(ctx: ToolContext) -> list[Path]:
-    """Outside the work root, the files the `memory` and `my` skills tell the model to maintain:
-    the global workspace (USER.md, MEMORY.md, skills/) and the global config.toml (which asks)."""
-    home = ctx.workspace.home
-    return [(home / "workspace").resolve(), (home / "config.toml").resolve()]
+# --- paths (shared with the file tools' guard, tools/paths.py) -------------------------------------
 
 
 def _expand_catbuddy_home(path: str, home: Path) -> str:
@@ -77,49 +71,16 @@ def _expand_catbuddy_home(path: str, home: Path) -> str:
     return os.path.expanduser(path)
 
 
-def _real_path(path: str, root: Path, home: Path) -> Path:
+def real_path(path: str, root: Path, home: Path) -> Path:
+    """The real path ``path`` names, from ``root``: `~/.catbuddy` is the home, `..` and symlinks resolved.
+    A path that cannot be resolved raises ValueError (the file tools say it as a ToolError)."""
     candidate = Path(_expand_catbuddy_home(path.strip(), home))
     if not candidate.is_absolute():
         candidate = root / candidate
     try:
         return candidate.resolve()  # `..` and symlinks, so a link cannot lead outside
     except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
-        raise ToolError(f"{path!r} is not a usable path ({exc}).") from None
-
-
-def resolve_path(ctx: ToolContext, path: Any, *, for_write: bool) -> Path:
-    """The real path a file tool may use, or a ToolError saying why not.
-
-    A write to catbuddy's own files needs a grant the approval policy put in ``ctx.grants`` for this one
-    call (it is used up here); session files are never written."""
-    if not isinstance(path, str) or not path.strip():
-        raise ToolError('`path` must be a non-empty string, e.g. "src/main.py" (relative to the work root).')
-    root = ctx.work_root.resolve()
-    resolved = _real_path(path, root, ctx.workspace.home)
-    allowed = [root, *agent_owned_paths(ctx)]
-    if not ctx.settings.tools.allow_outside_work_root and not any(
-        resolved == place or resolved.is_relative_to(place) for place in allowed
-    ):
-        raise ToolError(
-            f"{path} resolves to {resolved}, which is outside the work root {root}. Use a path inside "
-            "the work root (set `tools.allow_outside_work_root = true` in config.toml to allow others)."
-        )
-    if for_write:
-        kind = ProtectedPlaces.of(ctx.workspace.home, root).classify(resolved)
-        if kind == SESSION:
-            raise ToolError(f"{path} is one of catbuddy's session files; they are never written by tools.")
-        if kind in (CONFIG, HOME) and not ctx.grants.consume(resolved):
-            raise ToolError(
-                f"Refused: {path} is {describe(kind, resolved)}. Only the user can approve writing it, one "
-                "call at a time; ask the user, or tell them what to change."
-            )
-    return resolved
-
-
-def display_path(ctx: ToolContext, path: Path) -> str:
-    """A path as the model should write it back: relative to the work root when inside it."""
-    root = ctx.work_root.resolve()
-    return str(path.relative_to(root)) if path.is_relative_to(root) and path != root else str(path)
+        raise ValueError(f"{path!r} is not a usable path ({exc}).") from None
 
 
 # --- approval ---------------------------------------------------------------------------------------
@@ -183,7 +144,7 @@ class ApprovalPolicy:
         if words:
             self.prefixes.add(words)
 
-    def decide(self, tool: Tool, args: dict[str, Any]) -> GuardDecision:
+    def decide(self, tool: ApprovalSubject, args: dict[str, Any]) -> GuardDecision:
         override = getattr(tool, "approval_override", None)
         if tool.kind is ToolKind.EXEC:
             return self._decide_exec(str(args.get("command", "")), override)
@@ -199,7 +160,7 @@ class ApprovalPolicy:
 
     # --- edits ------------------------------------------------------------------------------------
 
-    def _decide_edit(self, tool: Tool, args: dict[str, Any], override: str | None) -> GuardDecision:
+    def _decide_edit(self, tool: ApprovalSubject, args: dict[str, Any], override: str | None) -> GuardDecision:
         target = self._protected_target(args.get("path"))
         if target is not None:
             kind, path = target
@@ -219,8 +180,8 @@ class ApprovalPolicy:
         if self.workspace is None or not isinstance(path, str) or not path.strip():
             return None
         try:
-            resolved = _real_path(path, self.workspace.work_root.resolve(), self.workspace.home)
-        except ToolError:
+            resolved = real_path(path, self.workspace.work_root.resolve(), self.workspace.home)
+        except ValueError:
             return None  # the tool refuses it and says why
         kind = ProtectedPlaces.of(self.workspace.home, self.workspace.work_root).classify(resolved)
         return (kind, resolved) if kind else None

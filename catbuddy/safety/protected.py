@@ -16,30 +16,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from catbuddy.workspace import PROJECT_CONFIG, catbuddy_homes, resolved_or_absolute
+
 SESSION_DIR_NAME = "projects"  # under the catbuddy home: sessions, memory entries, memory versions
 MEMORY_FILES = frozenset({"MEMORY.md", "USER.md", "SOUL.md", "TOOLS.md", "AGENTS.md"})
-PROJECT_CONFIG = Path(".catbuddy") / "config.toml"
 SESSION, CONFIG, HOME = "session", "config", "home"
-
-
-def catbuddy_homes(home: Path | None) -> list[Path]:
-    """The configured home, $CATBUDDY_HOME's and ~/.catbuddy: all of them are catbuddy's."""
-    from catbuddy.workspace import default_home
-
-    homes = [Path.home() / ".catbuddy", default_home()] + ([home] if home is not None else [])
-    seen: list[Path] = []
-    for item in homes:
-        for path in (Path(os.path.normpath(item.expanduser().absolute())), _resolved(item.expanduser())):
-            if path not in seen:
-                seen.append(path)
-    return seen
-
-
-def _resolved(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError, ValueError):  # a loop, a NUL byte
-        return Path(os.path.normpath(path.absolute()))
 
 
 @dataclass(frozen=True)
@@ -50,7 +31,10 @@ class ProtectedPlaces:
     @classmethod
     def of(cls, home: Path | None, work_root: Path | None) -> ProtectedPlaces:
         root = work_root or Path.cwd()
-        configs = {Path(os.path.normpath(root.absolute() / PROJECT_CONFIG)), _resolved(root) / PROJECT_CONFIG}
+        configs = {
+            Path(os.path.normpath(root.absolute() / PROJECT_CONFIG)),
+            resolved_or_absolute(root) / PROJECT_CONFIG,
+        }
         return cls(tuple(catbuddy_homes(home)), tuple(sorted(configs)))
 
     @property
@@ -99,7 +83,7 @@ class ProtectedPlaces:
 def _spellings(path: Path) -> list[Path]:
     """The path as written (normalised) and with symlinks resolved: either may be how it is reached."""
     plain = Path(os.path.normpath(path))
-    resolved = _resolved(plain)
+    resolved = resolved_or_absolute(plain)
     return [plain] if resolved == plain else [plain, resolved]
 
 

@@ -25,8 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from catbuddy.safety.protected import PROJECT_CONFIG, catbuddy_homes
 from catbuddy.sandbox.status import READ_ONLY, WORKSPACE_WRITE, SandboxStatus
+from catbuddy.workspace import PROJECT_CONFIG, catbuddy_homes
 
 REAPER = Path(__file__).with_name("reaper.py")
 SANDBOX_TMP = "/tmp"

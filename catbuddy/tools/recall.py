@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from catbuddy.session.search import Hit, Query

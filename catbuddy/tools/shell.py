@@ -22,11 +22,12 @@ from typing import Any
 
 from catbuddy import sandbox
 from catbuddy.safety.deny import CommandChecker
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.safety.protected import ProtectedPlaces
 from catbuddy.sandbox.classify import sandbox_note
 from catbuddy.sandbox.environment import exec_environment
 from catbuddy.sandbox.launch import plan
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.output import HeadTailBuffer
 
 EXEC_MAX_OUTPUT_CHARS = 30_000

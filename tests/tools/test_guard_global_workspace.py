@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from catbuddy.config import Settings
-from catbuddy.safety.policy import resolve_path
 from catbuddy.tools.base import ToolContext, ToolError
+from catbuddy.tools.paths import resolve_path
 from catbuddy.workspace import Workspace
 
 

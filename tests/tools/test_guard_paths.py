@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from catbuddy.safety.policy import resolve_path
 from catbuddy.tools.base import ToolContext, ToolError
 from catbuddy.tools.files import ReadFileTool, WriteFileTool
+from catbuddy.tools.paths import resolve_path
 from catbuddy.tools.registry import run_tool
 
 

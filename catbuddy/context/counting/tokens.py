@@ -17,11 +17,11 @@ from typing import Any, Protocol
 
 from catbuddy.context.counting.bpe import NeedsRust, PythonBpe
 from catbuddy.context.counting.encodings import (
-    encoding_name_for_model,
     load_encoding,
     load_python_encoding,
 )
 from catbuddy.messages import content_text
+from catbuddy.model_encodings import encoding_name_for_model
 
 log = logging.getLogger(__name__)
 

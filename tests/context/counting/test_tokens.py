@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catbuddy.context.counting import encodings, tokens
-from catbuddy.context.counting.encodings import encoding_name_for_model, load_encoding
+from catbuddy.context.counting.encodings import load_encoding
 from catbuddy.context.counting.tokens import TokenCounter, counter_for
+from catbuddy.model_encodings import encoding_name_for_model
 
 # The Cookbook's worked examples, as shipped in shared/testdata (a copy lives beside this test).
 _SHARED = Path(__file__).resolve().parents[4] / "shared" / "testdata" / "cookbook_token_counts.json"
