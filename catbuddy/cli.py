@@ -250,7 +250,7 @@ def count(
     as_json: JsonOption = False,
 ) -> None:
     """Count the tokens of an OpenAI chat request ({"messages": [...], "tools": [...]})."""
-    from catbuddy.context.tokens import counter_for
+    from catbuddy.context.counting.tokens import counter_for
 
     if source == "-" and (sys.stdin is None or sys.stdin.isatty()):
         raise fail(COUNT_NEEDS_INPUT, EXIT_USAGE)  # never wait silently on a terminal

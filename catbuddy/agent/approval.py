@@ -9,7 +9,7 @@ from typing import Any
 from catbuddy.agent.events import ApprovalChoice, ApprovalDecision
 from catbuddy.text import unified_diff
 from catbuddy.tools.base import ToolContext, ToolError
-from catbuddy.tools.guard import resolve_path
+from catbuddy.tools.paths import resolve_path
 
 PREVIEW_MAX_LINES = 400
 HEADLESS_REFUSAL = (

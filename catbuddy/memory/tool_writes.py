@@ -1,6 +1,6 @@
 """Versioning the model's own writes to a MEMORY.md (write_file / edit_file, approved and about to run).
 
-The target is resolved with ``tools/guard.resolve_path``, the resolver the tool itself uses, so a
+The target is resolved with ``tools/paths.resolve_path``, the resolver the tool itself uses, so a
 relative path, ``~/.catbuddy/...`` or a symlink all land on the same file.
 """
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from catbuddy.memory.paths import MemoryPaths
 from catbuddy.tools.base import ToolContext, ToolError
-from catbuddy.tools.guard import resolve_path
+from catbuddy.tools.paths import resolve_path
 
 if TYPE_CHECKING:
     from catbuddy.memory.versions import PendingWrite

@@ -5,27 +5,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from catbuddy.errors import CatbuddyError
-from catbuddy.tools.protected import WriteGrants
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.safety.protected import WriteGrants
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
     from catbuddy.skills.loader import SkillCatalog
     from catbuddy.workspace import Workspace
-
-
-class ToolKind(StrEnum):
-    """What a tool does, which decides whether it needs approval."""
-
-    READ = "read"  # reads files or searches: never asks
-    EDIT = "edit"  # writes files: asks in `ask` mode
-    EXEC = "exec"  # runs commands: asks in `ask` and `auto-edit` modes
-    NETWORK = "network"  # fetches from the web: read-only, never asks
-    EXTERNAL = "external"  # MCP tools: follow the server's approval setting
 
 
 @dataclass

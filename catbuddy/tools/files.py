@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import cut_line, decode_text, truncate_lines, unified_diff, valid_text
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.fileio import (
     check_regular,
     count_remaining_lines,
@@ -23,7 +24,7 @@ from catbuddy.tools.fileio import (
     read_bytes,
     write_bytes,
 )
-from catbuddy.tools.guard import display_path, resolve_path
+from catbuddy.tools.paths import display_path, resolve_path
 
 READ_MAX_LINES = 2_000
 READ_MAX_BYTES = 256 * 1024

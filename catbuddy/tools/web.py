@@ -15,8 +15,9 @@ import socket
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import truncate_head
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     import httpx

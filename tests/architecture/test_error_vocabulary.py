@@ -96,7 +96,7 @@ def test_a_hint_follows_its_message_as_the_next_sentence() -> None:
         ("catbuddy.llm.faults", "StallTimeout", TimeoutError),
         ("catbuddy.llm.faults", "MalformedChunk", ValueError),
         ("catbuddy.skills.frontmatter", "FrontmatterError", ValueError),
-        ("catbuddy.context.encodings", "TokenizerUnavailable", RuntimeError),
+        ("catbuddy.context.counting.encodings", "TokenizerUnavailable", RuntimeError),
     ],
 )
 def test_errors_callers_catch_as_a_builtin_still_are_one(module: str, name: str, builtin: type) -> None:
