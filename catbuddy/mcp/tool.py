@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from catbuddy.text import valid_text
+from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta
 from catbuddy.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 if TYPE_CHECKING:
@@ -133,7 +134,9 @@ def result_text(result: Mapping[str, Any]) -> str:
 
 class McpTool(Tool):
     """One remote tool. Each gets its own subclass (``make_mcp_tool``) because name, description and
-    parameters are class attributes of every catbuddy tool."""
+    parameters are class attributes of every catbuddy tool. The rest of the contract keeps its defaults:
+    never microcompacted, the files it writes unknown, an empty approval preview (the dialog shows the
+    call's key argument)."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -145,6 +148,9 @@ class McpTool(Tool):
         self.server = server
         self.remote_name = remote_name
         self.approval_override = approval_override  # "ask", "auto" (never asks) or "deny"
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        return [LedgerFact(FactKind.EXTERNAL, self.name)]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = await self.caller.call_tool(self.server, self.remote_name, args)
