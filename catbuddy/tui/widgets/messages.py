@@ -82,12 +82,13 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         self.display_text: str | None = None
         self.duration = 0.0
         self.expanded = False
-        self._header = Static(self._header_text(), classes="tool-header")
+        self._header = Static(self.header_text(), classes="tool-header")
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._header
 
-    def _header_text(self) -> Text:
+    def header_text(self) -> Text:
+        """The one line a collapsed call shows: name, key argument, status mark, how it ended, time."""
         marker = "▾" if self.expanded else "▸"
         icon, style = STATUS_MARKS[self.status]
         text = Text()
@@ -106,7 +107,7 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         return text
 
     def refresh_header(self) -> None:
-        self._header.update(self._header_text())
+        self._header.update(self.header_text())
         self.set_class(self.status == "error", "error")
 
     def set_status(self, status: str) -> None:
