@@ -113,9 +113,17 @@ def shipped_description(name: str) -> str:
         ) from None
 
 
+class ShippedDescription:
+    """A tool's ``description`` when the class does not set one: its ``templates/tools/<name>.md``, read on
+    first use (a tool that sets ``description`` itself, as MCP tools do, shadows this)."""
+
+    def __get__(self, instance: object, owner: type[Tool]) -> str:
+        return shipped_description(owner.name)
+
+
 class Tool(ABC):
     name: ClassVar[str]
-    description: ClassVar[str] = ""  # empty: the text of templates/tools/<name>.md
+    description: ClassVar[str] = ShippedDescription()  # type: ignore[assignment]  # a str on every class
     parameters: ClassVar[dict[str, Any]]
     kind: ClassVar[ToolKind] = ToolKind.READ
     # Old results may be stubbed by microcompaction (docs/architecture.md §4): bulky output rarely needed
@@ -131,16 +139,13 @@ class Tool(ABC):
         """Read-only calls may run concurrently with each other."""
         return self.kind in (ToolKind.READ, ToolKind.NETWORK)
 
-    def prompt_description(self) -> str:
-        return self.description or shipped_description(self.name)
-
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
-                "description": self.prompt_description(),
+                "description": self.description,
                 "parameters": self.parameters,
             },
         }
