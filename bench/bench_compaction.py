@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _table import Figure, print_table, quick, report  # noqa: E402
 
-from catbuddy.context.compactor import Compactor, plan_compaction  # noqa: E402
-from catbuddy.context.tokens import TokenCounter  # noqa: E402
+from catbuddy.context.compaction.compactor import Compactor, plan_compaction  # noqa: E402
+from catbuddy.context.counting.tokens import TokenCounter  # noqa: E402
 from catbuddy.session.history import HistoryEntry, rebuild_history  # noqa: E402
 from catbuddy.session.records import read_session_file  # noqa: E402
 from catbuddy.session.store import Session, SessionStore  # noqa: E402

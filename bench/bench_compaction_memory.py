@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 
 from catbuddy.config import ContextSettings, ModelSpec, Settings  # noqa: E402
-from catbuddy.context.compactor import Compactor, plan_compaction  # noqa: E402
-from catbuddy.context.fold import finish_fold, prepare_fold  # noqa: E402
-from catbuddy.context.ledger import Ledger, render_ledger  # noqa: E402
-from catbuddy.context.tokens import TokenCounter, counter_for  # noqa: E402
+from catbuddy.context.compaction.compactor import Compactor, plan_compaction  # noqa: E402
+from catbuddy.context.compaction.fold import finish_fold, prepare_fold  # noqa: E402
+from catbuddy.context.compaction.ledger import Ledger, render_ledger  # noqa: E402
+from catbuddy.context.counting.tokens import TokenCounter, counter_for  # noqa: E402
 from catbuddy.llm.types import Completed, LLMResponse, TextChunk, Usage  # noqa: E402
 from catbuddy.messages import content_text  # noqa: E402
 from catbuddy.session.history import HistoryEntry, WorkingHistory  # noqa: E402

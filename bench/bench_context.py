@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 
 from catbuddy.config import Settings  # noqa: E402
-from catbuddy.context.builder import ContextBuilder  # noqa: E402
-from catbuddy.context.encodings import load_encoding  # noqa: E402
-from catbuddy.context.tokens import TokenCounter  # noqa: E402
+from catbuddy.context.assembly.builder import ContextBuilder  # noqa: E402
+from catbuddy.context.counting.encodings import load_encoding  # noqa: E402
+from catbuddy.context.counting.tokens import TokenCounter  # noqa: E402
 from catbuddy.workspace import Workspace  # noqa: E402
 
 SKILLS = 20

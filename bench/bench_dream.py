@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _table import Figure, exit_status, print_table, quick, report  # noqa: E402
 
 from catbuddy.config import MemorySettings, Settings  # noqa: E402
-from catbuddy.context.tokens import counter_for  # noqa: E402
+from catbuddy.context.counting.tokens import counter_for  # noqa: E402
 from catbuddy.memory.document import MemoryDoc  # noqa: E402
 from catbuddy.memory.dream import DreamResult  # noqa: E402
 from catbuddy.memory.dreamer import Dreamer, DreamProposal  # noqa: E402

@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _peers_nanobot import DEFAULT_VENV, NANOBOT_ENV, nanobot_venv, seed_tiktoken_cache  # noqa: E402
 from _table import Figure, exit_status, print_table, quick, report, unavailable  # noqa: E402
 
-from catbuddy.context.governor import Budget, FixedPart, GovernanceReport, govern_context  # noqa: E402
-from catbuddy.context.tokens import TokenCounter  # noqa: E402
+from catbuddy.context.counting.tokens import TokenCounter  # noqa: E402
+from catbuddy.context.governance.governor import Budget, FixedPart, GovernanceReport, govern_context  # noqa: E402
 from catbuddy.tools.registry import ToolRegistry, builtin_tools  # noqa: E402
 
 SEED = 20240601

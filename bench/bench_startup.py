@@ -44,7 +44,7 @@ HEAVY = {"openai", "textual", "mcp", "httpx"}
 RUN_TARGET_S = 0.15  # above the floor
 HELP_TARGET_S = 0.15
 COUNT_TARGET_RATIO = 1.2
-OPENAI_AND_TOKENIZER = "import openai\nfrom catbuddy.context.encodings import load_encoding\nload_encoding('o200k_base')\n"
+OPENAI_AND_TOKENIZER = "import openai\nfrom catbuddy.context.counting.encodings import load_encoding\nload_encoding('o200k_base')\n"
 # The least a client of the same server can do: the SDK, one streamed reply printed, exit.
 BARE_REPLY = (
     "import os, openai\nclient = openai.OpenAI(base_url=os.environ['OPENAI_BASE_URL'], api_key='x')\n"
@@ -53,7 +53,7 @@ BARE_REPLY = (
     "print(''.join(c.choices[0].delta.content or '' for c in stream if c.choices))\n"
 )
 BARE_COUNT = (
-    "import json, sys\nfrom catbuddy.context.encodings import load_encoding\n"
+    "import json, sys\nfrom catbuddy.context.counting.encodings import load_encoding\n"
     "request = json.loads(sys.stdin.read())\nencoding = load_encoding('o200k_base')\n"
     "print(sum(len(encoding.encode(m['content'])) for m in request['messages']))\n"
 )

@@ -246,7 +246,7 @@ def count(
     as_json: JsonOption = False,
 ) -> None:
     """Count the tokens of an OpenAI chat request ({"messages": [...], "tools": [...]})."""
-    from catbuddy.context.tokens import counter_for
+    from catbuddy.context.counting.tokens import counter_for
 
     if source == "-" and (sys.stdin is None or sys.stdin.isatty()):
         raise fail(COUNT_NEEDS_INPUT, EXIT_USAGE)  # never wait silently on a terminal
@@ -300,7 +300,7 @@ def context(
     """Print what the model would see now (system prompt, tokens per layer; with --history or --session
     also the governed history and the governance report). No LLM call."""
     from catbuddy.cli_commands.context_view import build_view
-    from catbuddy.context.governor import ContextOverflowError
+    from catbuddy.context.governance.governor import ContextOverflowError
     from catbuddy.session.records import SessionError
 
     if history is not None and session is not None:

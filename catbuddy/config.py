@@ -220,7 +220,7 @@ class Settings:
         return _longest_prefix(model or self.model_name, self.prices)
 
     def encoding_for(self, model: str | None = None) -> str:
-        from catbuddy.context.encodings import encoding_name_for_model
+        from catbuddy.model_encodings import encoding_name_for_model
 
         spec = self.model_spec(model)
         return spec.encoding or encoding_name_for_model(

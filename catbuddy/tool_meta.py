@@ -44,7 +44,7 @@ class Change(StrEnum):
 
 
 class FactKind(StrEnum):
-    """What a call tells the compaction ledger besides the paths it changed (context/ledger.py)."""
+    """What a call tells the compaction ledger besides the paths it changed (context/compaction/ledger.py)."""
 
     READ = "read"  # a file read: value is its path
     COMMAND = "command"  # a command run: value is the command line, detail a failing one's output tail

@@ -17,6 +17,7 @@ BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 WORKSPACE_FILES = (*BOOTSTRAP_FILES, "MEMORY.md")
 GLOBAL_WORKSPACE_FILES = ("USER.md", "MEMORY.md")
 PROJECT_DIR_NAME = ".catbuddy"
+PROJECT_CONFIG = Path(PROJECT_DIR_NAME) / "config.toml"
 
 
 def default_home(env: dict[str, str] | None = None) -> Path:
@@ -32,6 +33,29 @@ def project_slug(work_root: Path) -> str:
     readable = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-60:] or "root"
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return f"{readable}-{digest}"
+
+
+def catbuddy_homes(home: Path | None) -> list[Path]:
+    """The configured home, $CATBUDDY_HOME's and ~/.catbuddy: all of them are catbuddy's (the safety rules
+    protect them, safety/protected.py; the exec sandbox mounts them read-only, sandbox/launch.py)."""
+    homes = [Path.home() / ".catbuddy", default_home()] + ([home] if home is not None else [])
+    seen: list[Path] = []
+    for item in homes:
+        for path in (
+            Path(os.path.normpath(item.expanduser().absolute())),
+            resolved_or_absolute(item.expanduser()),
+        ):
+            if path not in seen:
+                seen.append(path)
+    return seen
+
+
+def resolved_or_absolute(path: Path) -> Path:
+    """``path`` with symlinks resolved, or normalised and absolute when it cannot be resolved."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop, a NUL byte
+        return Path(os.path.normpath(path.absolute()))
 
 
 @dataclass(frozen=True)
@@ -85,7 +109,7 @@ class Workspace:
     def bootstrap_path(self, name: str, global_user_profile: bool = False) -> Path:
         """Where a bootstrap file is read from: catbuddy's own copy once it exists, until then the shipped
         default in place (nothing is created in the repository before someone edits a file). AGENTS.md
-        at the work root wins over `.catbuddy/AGENTS.md` (the whole hierarchy: context/instructions.py)."""
+        at the work root wins over `.catbuddy/AGENTS.md` (the whole hierarchy: instructions.py)."""
         if name == "AGENTS.md":
             at_root = self.work_root / "AGENTS.md"
             if at_root.is_file():
@@ -126,7 +150,7 @@ class Workspace:
         prompt reads (from the work root up to the git root: AGENTS.md, or CLAUDE.md where a folder has
         no AGENTS.md), else our own."""
         if name == "AGENTS.md":
-            from catbuddy.context.instructions import nearest_instructions
+            from catbuddy.instructions import nearest_instructions
 
             nearest = nearest_instructions(self.work_root)
             if nearest is not None:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing this seam must not pull in the 
         DreamChoice,
         LoopState,
     )
-    from catbuddy.context.report import ContextReport
+    from catbuddy.context.governance.report import ContextReport
     from catbuddy.memory.dream import DreamResult
     from catbuddy.session.history import HistoryEntry
     from catbuddy.session.store import SessionInfo

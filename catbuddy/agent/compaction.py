@@ -22,18 +22,18 @@ from catbuddy.agent.events import (
     Notice,
 )
 from catbuddy.agent.turn_context import RequestParts, TurnContext
-from catbuddy.context.compactor import (
+from catbuddy.context.compaction.compactor import (
     CompactionFailed,
     CompactionPlan,
     CompactionResult,
     Compactor,
     plan_compaction,
 )
-from catbuddy.context.fold import FoldPrep, finish_fold, prepare_fold
-from catbuddy.context.governor import HISTORY_COUNT_CAP, ContextOverflowError
-from catbuddy.context.measure import RequestSize, measure_request
-from catbuddy.context.report import govern_request
-from catbuddy.context.tokens import counter_for
+from catbuddy.context.compaction.fold import FoldPrep, finish_fold, prepare_fold
+from catbuddy.context.counting.measure import RequestSize, measure_request
+from catbuddy.context.counting.tokens import counter_for
+from catbuddy.context.governance.governor import HISTORY_COUNT_CAP, ContextOverflowError
+from catbuddy.context.governance.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded
 from catbuddy.session.history import WorkingHistory
 

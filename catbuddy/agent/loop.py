@@ -40,18 +40,18 @@ from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, gover
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.config import Settings
-from catbuddy.context.builder import ContextBuilder
-from catbuddy.context.calibration import CalibrationStore
-from catbuddy.context.report import ContextReport, budget_for, context_report
-from catbuddy.context.tokens import counter_for
+from catbuddy.context.assembly.builder import ContextBuilder
+from catbuddy.context.counting.calibration import CalibrationStore
+from catbuddy.context.counting.tokens import counter_for
+from catbuddy.context.governance.report import ContextReport, budget_for, context_report
 from catbuddy.llm.lazy import LazyProvider, ProviderFactory, openai_provider
 from catbuddy.memory.dream import DreamResult
+from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
 from catbuddy.session.history import HistoryEntry
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
-from catbuddy.tools.guard import ApprovalPolicy
 from catbuddy.workspace import Workspace
 
 log = logging.getLogger(__name__)

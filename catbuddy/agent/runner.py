@@ -29,11 +29,11 @@ from catbuddy.agent.events import (
 from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
-from catbuddy.context.bound import govern_by_bound
-from catbuddy.context.governor import ContextOverflowError, GovernedContext
-from catbuddy.context.governor_steps import repair
-from catbuddy.context.measure import calibrated
-from catbuddy.context.report import govern_request
+from catbuddy.context.counting.measure import calibrated
+from catbuddy.context.governance.bound import govern_by_bound
+from catbuddy.context.governance.governor import ContextOverflowError, GovernedContext
+from catbuddy.context.governance.governor_steps import repair
+from catbuddy.context.governance.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
 from catbuddy.llm.types import Completed, LLMResponse, TextChunk
 
@@ -156,7 +156,7 @@ class TurnRunner:
 
     def _govern_by_bound(self, parts: RequestParts) -> GovernedContext | None:
         """Before any tokenizer has loaded (the first call of a `catbuddy run`): the request, when the
-        byte bound proves exact governance would make it and compaction is not due (context/bound.py)."""
+        byte bound proves exact governance would make it and compaction is not due (context/governance/bound.py)."""
         ctx = self.ctx
         if ctx.counter.loaded or self.compaction.due_by_messages():
             return None

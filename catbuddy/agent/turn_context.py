@@ -14,14 +14,14 @@ from typing import Any
 from catbuddy.agent.approval_broker import ApprovalBroker
 from catbuddy.agent.bus import EventBus
 from catbuddy.config import Settings
-from catbuddy.context.builder import BuiltPrompt, ContextBuilder
-from catbuddy.context.calibration import CalibrationStore
-from catbuddy.context.governor import Budget
-from catbuddy.context.tokens import TokenCounter
+from catbuddy.context.assembly.builder import BuiltPrompt, ContextBuilder
+from catbuddy.context.counting.calibration import CalibrationStore
+from catbuddy.context.counting.tokens import TokenCounter
+from catbuddy.context.governance.governor import Budget
 from catbuddy.llm.protocol import ProviderSource
+from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.session.conversation import Conversation
 from catbuddy.tools.base import ToolContext
-from catbuddy.tools.guard import ApprovalPolicy
 from catbuddy.tools.registry import ToolRegistry
 from catbuddy.workspace import Workspace
 

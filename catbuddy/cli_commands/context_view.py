@@ -10,12 +10,18 @@ from typing import Any
 
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.config import Settings
-from catbuddy.context.builder import ContextBuilder
-from catbuddy.context.calibration import CalibrationStore
-from catbuddy.context.governor import GovernedContext
-from catbuddy.context.measure import measure_request
-from catbuddy.context.report import ContextReport, budget_for, context_report, format_table, govern_request
-from catbuddy.context.tokens import REPLY_PRIMING, counter_for
+from catbuddy.context.assembly.builder import ContextBuilder
+from catbuddy.context.counting.calibration import CalibrationStore
+from catbuddy.context.counting.measure import measure_request
+from catbuddy.context.counting.tokens import REPLY_PRIMING, counter_for
+from catbuddy.context.governance.governor import GovernedContext
+from catbuddy.context.governance.report import (
+    ContextReport,
+    budget_for,
+    context_report,
+    format_table,
+    govern_request,
+)
 from catbuddy.memory.status import format_status, memory_status
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.history import WorkingHistory, rebuild_history

@@ -15,8 +15,7 @@ from catbuddy import sandbox
 from catbuddy.config import Settings
 from catbuddy.sandbox.environment import exec_environment
 from catbuddy.sandbox.launch import plan
-from catbuddy.tools.protected import catbuddy_homes
-from catbuddy.workspace import Workspace
+from catbuddy.workspace import Workspace, catbuddy_homes
 
 CHECK_TIMEOUT_SECONDS = 15.0
 
@@ -101,7 +100,7 @@ def _read_only_places(workspace: Workspace) -> list[str]:
 
 def _grammar() -> Check:
     try:
-        from catbuddy.tools.shell_parse import bash_parser
+        from catbuddy.safety.shell_parse import bash_parser
 
         bash_parser()
     except Exception as exc:

@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import valid_text
 from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta
-from catbuddy.tools.base import Tool, ToolContext, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from catbuddy.config import McpServerSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catbuddy.config import Settings
-from catbuddy.context.tokens import counter_for
+from catbuddy.context.counting.tokens import counter_for
 from catbuddy.llm.protocol import ProviderSource
 from catbuddy.memory.apply import Limits
 from catbuddy.memory.dreamer import AnswerCutOff, Complete, DreamConfig, Dreamer

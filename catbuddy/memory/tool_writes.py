@@ -1,6 +1,6 @@
 """Versioning the model's own writes to a MEMORY.md (an approved call about to run).
 
-The files a call writes come from the tool itself (``Tool.writes``, resolved with ``tools/guard.
+The files a call writes come from the tool itself (``Tool.writes``, resolved with ``tools/paths.
 resolve_path`` as the tool will resolve them), so a relative path, ``~/.catbuddy/...`` or a symlink all
 land on the same file, and a new tool that writes files is covered without being named here.
 """

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catbuddy.sandbox.status import READ_ONLY, WORKSPACE_WRITE, SandboxStatus
-from catbuddy.tools.protected import PROJECT_CONFIG, catbuddy_homes
+from catbuddy.workspace import PROJECT_CONFIG, catbuddy_homes
 
 REAPER = Path(__file__).with_name("reaper.py")
 SANDBOX_TMP = "/tmp"

@@ -126,7 +126,7 @@ _COUNTER_LOCK = threading.Lock()  # tiktoken takes ~1 s to load once; never load
 
 
 def _counter(model: str) -> Any:
-    from catbuddy.context.tokens import counter_for_model
+    from catbuddy.context.counting.tokens import counter_for_model
 
     with _COUNTER_LOCK:
         return counter_for_model(model, DEFAULT_ENCODING)

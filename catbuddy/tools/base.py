@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from catbuddy.resources import templates_dir
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.safety.protected import WriteGrants
 from catbuddy.tool_meta import LedgerFact, PathChange, ToolMeta, ToolStatus, describe_outcome
-from catbuddy.tools.protected import WriteGrants
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
@@ -31,16 +32,6 @@ DESCRIPTIONS_DIR = (
     "tools"  # under templates/: one <name>.md per built-in tool, the exact text the model reads
 )
 SUMMARY_KEYS = ("path", "command", "pattern", "url", "query", "name")
-
-
-class ToolKind(StrEnum):
-    """What a tool does, which decides whether it needs approval."""
-
-    READ = "read"  # reads files or searches: never asks
-    EDIT = "edit"  # writes files: asks in `ask` mode
-    EXEC = "exec"  # runs commands: asks in `ask` and `auto-edit` modes
-    NETWORK = "network"  # fetches from the web: read-only, never asks
-    EXTERNAL = "external"  # MCP tools: follow the server's approval setting
 
 
 class PreviewKind(StrEnum):
@@ -131,7 +122,7 @@ class Tool(ABC):
     # stay readable, nanobot #3846) and MCP tools.
     microcompactable: ClassVar[bool] = False
     # The user's per-tool approval setting ("ask", "auto" or "deny"; MCP servers' `approval`), which the
-    # approval policy (tools/guard.py) applies on top of the mode.
+    # approval policy (safety/policy.py) applies on top of the mode.
     approval_override: str | None = None
 
     @property

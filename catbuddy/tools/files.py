@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import (
     cut_line,
     decode_text,
@@ -24,7 +25,7 @@ from catbuddy.text import (
     valid_text,
 )
 from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
-from catbuddy.tools.base import Preview, Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Preview, Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.fileio import (
     check_regular,
     count_remaining_lines,
@@ -33,7 +34,7 @@ from catbuddy.tools.fileio import (
     read_bytes,
     write_bytes,
 )
-from catbuddy.tools.guard import display_path, resolve_path
+from catbuddy.tools.paths import display_path, resolve_path
 from catbuddy.tools.preview import diff_preview, written_path
 
 READ_MAX_LINES = 2_000

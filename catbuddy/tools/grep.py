@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import cut_line
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.fileio import iter_lines, open_regular, refuse_special
 from catbuddy.tools.files import BINARY_SNIFF_BYTES, IGNORED_DIRS, IGNORED_GLOBS, is_ignored_dir
-from catbuddy.tools.guard import display_path, resolve_path
+from catbuddy.tools.paths import display_path, resolve_path
 
 GREP_MAX_MATCHES = 200
 GREP_MAX_LINE_CHARS = 500

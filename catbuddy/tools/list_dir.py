@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.tool_meta import ToolMeta, ToolStatus
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.files import int_arg, is_ignored_dir, not_found
-from catbuddy.tools.guard import display_path, resolve_path
+from catbuddy.tools.paths import display_path, resolve_path
 
 LIST_MAX_ENTRIES = 500
 LIST_DEFAULT_DEPTH = 2

@@ -14,7 +14,7 @@ from typing import Any
 
 from catbuddy.text import unified_diff
 from catbuddy.tools.base import Preview, PreviewKind, ToolContext, ToolError
-from catbuddy.tools.guard import resolve_path
+from catbuddy.tools.paths import resolve_path
 
 PREVIEW_MAX_LINES = 400
 

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from catbuddy.session.search import Hit, Query
@@ -105,7 +106,7 @@ def session_files(ctx: ToolContext, scope: str) -> list[tuple[str, Path]]:
 def _search_and_render(
     files: list[tuple[str, Path]], query: Query, limit: int, ctx: ToolContext, scope: str
 ) -> ToolResult:
-    from catbuddy.context.tokens import counter_for
+    from catbuddy.context.counting.tokens import counter_for
     from catbuddy.session.search import search_sessions
 
     hits, stats = search_sessions(files, query)

@@ -23,15 +23,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from catbuddy import sandbox
-from catbuddy.context.ledger_exec import file_removals, is_test_command, output_tail, runner_verdict
+from catbuddy.context.compaction.ledger_exec import (
+    file_removals,
+    is_test_command,
+    output_tail,
+    runner_verdict,
+)
+from catbuddy.safety.deny import CommandChecker
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.safety.protected import ProtectedPlaces
 from catbuddy.sandbox.classify import sandbox_note
 from catbuddy.sandbox.environment import exec_environment
 from catbuddy.sandbox.launch import plan
 from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
-from catbuddy.tools.base import Preview, PreviewKind, Tool, ToolContext, ToolError, ToolKind, ToolResult
-from catbuddy.tools.deny import CommandChecker
+from catbuddy.tools.base import Preview, PreviewKind, Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.output import HeadTailBuffer
-from catbuddy.tools.protected import ProtectedPlaces
 
 EXEC_MAX_OUTPUT_CHARS = 30_000
 KILL_GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.skills.loader import SKILL_FILE, Skill, SkillCatalog, discover_skills
 from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta, ToolStatus
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 MAX_BODY_CHARS = 40_000  # skill results are never compacted, so a runaway SKILL.md must not fill the window
 MAX_FILE_CHARS = 60_000

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import truncate_head
 from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta, ToolStatus
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     import httpx

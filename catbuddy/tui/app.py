@@ -49,7 +49,7 @@ def preload(settings: Settings) -> None:
     """In a worker thread before the session opens: the engine's modules and the tokenizer, which
     would otherwise load on the event loop (~0.3 s) while the user may already be typing."""
     import catbuddy.agent.loop  # noqa: F401
-    from catbuddy.context.tokens import counter_for
+    from catbuddy.context.counting.tokens import counter_for
 
     counter_for(settings.encoding_for()).load()
 

@@ -1,4 +1,4 @@
-"""What each slash command does in the app (a mixin of CatbuddyApp; the table lives in slash_table.py)."""
+"""What each slash command does in the app (a mixin of CatbuddyApp; the table lives in widgets/slash_table.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from textual.app import App
 from catbuddy.agent.api import Agent
 from catbuddy.config import APPROVAL_MODES
 from catbuddy.messages import content_text
-from catbuddy.tui import slash_table
 from catbuddy.tui.lazy import lazy_module
+from catbuddy.tui.widgets import slash_table
 from catbuddy.workspace import shipped_default
 
 if TYPE_CHECKING:

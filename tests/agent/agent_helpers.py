@@ -9,7 +9,7 @@ from typing import Any
 
 from catbuddy.agent.events import Event, TurnEnded
 from catbuddy.agent.loop import AgentLoop
-from catbuddy.context.governor import protocol_problems
+from catbuddy.context.governance.governor import protocol_problems
 from catbuddy.session.records import read_session_file
 
 

@@ -14,12 +14,12 @@ from compaction_helpers import Brain, seed
 
 from catbuddy.agent.events import ApprovalRequested, ToolCallFinished
 from catbuddy.config import ContextSettings
-from catbuddy.context.ledger import render_ledger
-from catbuddy.context.ledger_model import Ledger
+from catbuddy.context.compaction.ledger import render_ledger
+from catbuddy.context.compaction.ledger_model import Ledger
 from catbuddy.testing.script import Reply
 from catbuddy.tool_meta import Change, PathChange, ToolStatus
 from catbuddy.tools.base import Preview, Tool, ToolContext, ToolError, ToolKind, ToolResult
-from catbuddy.tools.guard import display_path, resolve_path
+from catbuddy.tools.paths import display_path, resolve_path
 from catbuddy.tools.preview import diff_preview, written_path
 from catbuddy.tui.screens.approval import preview_renderable
 

@@ -90,7 +90,7 @@ async def test_compacting_after_an_undo_folds_again_and_merges_the_ledger_of_the
 
 
 async def test_context_reports_how_many_messages_are_folded_and_searchable(scripted_llm_factory, make_loop):
-    from catbuddy.context.report import format_table
+    from catbuddy.context.governance.report import format_table
     from catbuddy.tui.screens.context import context_table
 
     llm = scripted_llm_factory([Brain()] * 10)

@@ -14,7 +14,7 @@ from compaction_helpers import seed, summary_requests
 from catbuddy.agent import loop as loop_module
 from catbuddy.agent.events import ContextStatus, TurnEndReason, UsageReported
 from catbuddy.config import ContextSettings
-from catbuddy.context.tokens import TokenCounter
+from catbuddy.context.counting.tokens import TokenCounter
 from catbuddy.testing.script import Reply
 
 RUNTIME_TIME = re.compile(r"time=[0-9T:+-]+")

@@ -6,7 +6,7 @@ import math
 
 from catbuddy.agent.events import ContextStatus
 from catbuddy.cli_commands.context_view import build_view
-from catbuddy.context import calibration as calibration_module
+from catbuddy.context.counting import calibration as calibration_module
 from catbuddy.testing.script import Reply
 
 

@@ -16,7 +16,7 @@ from catbuddy.agent.events import (
     TurnEnded,
     TurnEndReason,
 )
-from catbuddy.context.governor import FixedPart, govern_context
+from catbuddy.context.governance.governor import FixedPart, govern_context
 from catbuddy.messages import strip_runtime_block
 from catbuddy.testing.script import Reply
 from catbuddy.workspace import Workspace

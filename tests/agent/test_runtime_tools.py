@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 from agent_helpers import assert_valid_request, session_messages
 
 from catbuddy.agent.events import Notice, ToolCallFinished, ToolCallStarted, TurnEnded, TurnEndReason
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.testing.script import Reply, ToolCallSpec
-from catbuddy.tools.base import Tool, ToolContext, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolResult
 
 SLOW_SECONDS = 0.4
 

@@ -31,18 +31,18 @@ LATER = (
     "catbuddy.memory.dreamer",  # Dream runs when asked or when the app is idle
     "catbuddy.memory.apply",
     "catbuddy.memory.versions",  # the first write_file/edit_file, or Dream
-    "catbuddy.tools.shell_parse",  # the first command checked
-    "catbuddy.tools.shell_programs",
-    "catbuddy.tools.shell_words",
-    "catbuddy.tools.code_scan",
+    "catbuddy.safety.shell_parse",  # the first command checked
+    "catbuddy.safety.shell_programs",
+    "catbuddy.safety.shell_words",
+    "catbuddy.safety.code_scan",
     "catbuddy.tools.html_to_markdown",  # the first HTML page fetched
     "html.parser",
     "catbuddy.session.search",  # the first recall
     "yaml",  # the first skill frontmatter parsed
     "email.utils",  # an HTTP-date Retry-After
     "openai",  # the provider is built lazily (llm/lazy.py)
-    "tiktoken",  # the Rust tokenizer loads past the Python budget or in the TUI warm-up (context/tokens.py)
-    "regex",  # the first count (context/bpe.py)
+    "tiktoken",  # the Rust tokenizer loads past the Python budget or in the TUI warm-up (context/counting/tokens.py)
+    "regex",  # the first count (context/counting/bpe.py)
 )
 
 

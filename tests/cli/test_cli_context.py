@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from catbuddy.cli import app
-from catbuddy.context.governor import protocol_problems
+from catbuddy.context.governance.governor import protocol_problems
 
 WINDOW = 6500  # room for the shipped workspace defaults, which the prompt reads in place
 

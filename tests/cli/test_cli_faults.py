@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from catbuddy.context.governor import protocol_problems
+from catbuddy.context.governance.governor import protocol_problems
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
 from catbuddy.testing.script import Reply

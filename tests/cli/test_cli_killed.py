@@ -10,7 +10,7 @@ from pathlib import Path
 
 from process_helpers import unique_sleep, wait_until_gone, wait_until_running
 
-from catbuddy.context.governor import protocol_problems
+from catbuddy.context.governance.governor import protocol_problems
 from catbuddy.testing.script import Reply
 
 BACKFILL = "[Tool result unavailable — call was interrupted or lost]"

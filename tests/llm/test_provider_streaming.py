@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from provider_helpers import USER, collect
 
-from catbuddy.context.tokens import counter_for_model
+from catbuddy.context.counting.tokens import counter_for_model
 from catbuddy.llm.provider import Provider, TextChunk, ToolCallProgress
 from catbuddy.testing.script import Reply, ReplySpec
 from catbuddy.testing.scripted_llm import ScriptedLLM

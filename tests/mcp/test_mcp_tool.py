@@ -20,7 +20,7 @@ from catbuddy.mcp.tool import (
     object_schema,
     result_text,
 )
-from catbuddy.tools.base import ToolKind
+from catbuddy.safety.kinds import ToolKind
 
 
 class RecordingCaller:

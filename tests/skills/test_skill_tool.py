@@ -6,8 +6,9 @@ import pytest
 from skill_helpers import make_workspace, write_skill
 
 from catbuddy.config import Settings
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.skills.loader import discover_skills
-from catbuddy.tools.base import ToolContext, ToolError, ToolKind
+from catbuddy.tools.base import ToolContext, ToolError
 from catbuddy.tools.skill import MAX_BODY_CHARS, SkillTool
 from catbuddy.workspace import Workspace
 

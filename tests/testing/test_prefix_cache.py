@@ -8,7 +8,7 @@ from typing import Any
 import openai
 import pytest
 
-from catbuddy.context.tokens import counter_for_model
+from catbuddy.context.counting.tokens import counter_for_model
 from catbuddy.llm.types import Usage
 from catbuddy.testing.prefix_cache import PrefixCache
 from catbuddy.testing.script import Reply

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from catbuddy.context.tokens import counter_for_model
+from catbuddy.context.counting.tokens import counter_for_model
 from catbuddy.testing.script import Reply, ReplySpec, ToolCallSpec
 from catbuddy.testing.scripted_llm import ScriptedLLM
 

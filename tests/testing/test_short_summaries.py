@@ -7,8 +7,8 @@ from __future__ import annotations
 import openai
 import pytest
 
-from catbuddy.context.compactor import Compactor
-from catbuddy.context.tokens import counter_for
+from catbuddy.context.compaction.compactor import Compactor
+from catbuddy.context.counting.tokens import counter_for
 from catbuddy.testing.script import (
     SUMMARY_MARKER,
     ScriptError,

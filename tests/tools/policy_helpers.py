@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.sandbox import SandboxStatus
 from catbuddy.tools.base import ToolContext
-from catbuddy.tools.guard import ApprovalPolicy
 
 SANDBOXES = {
     "active": SandboxStatus("workspace-write", True, bwrap="/usr/bin/bwrap"),

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from catbuddy.safety.kinds import ToolKind
 from catbuddy.tools import files
-from catbuddy.tools.base import Tool, ToolContext, ToolKind, ToolResult
+from catbuddy.tools.base import Tool, ToolContext, ToolResult
 from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from catbuddy.tools.grep import GrepTool, find_rg
 from catbuddy.tools.list_dir import ListDirTool

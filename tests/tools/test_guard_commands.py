@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from policy_helpers import SANDBOXES, make_policy
 
-from catbuddy.tools.base import ToolContext, ToolKind
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.safety.policy import ApprovalPolicy
+from catbuddy.tools.base import ToolContext
 from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
-from catbuddy.tools.guard import ApprovalPolicy
 from catbuddy.tools.shell import ExecTool
 from catbuddy.tools.web import WebFetchTool
 

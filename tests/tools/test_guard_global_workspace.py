@@ -9,7 +9,7 @@ import pytest
 
 from catbuddy.config import Settings
 from catbuddy.tools.base import ToolContext, ToolError
-from catbuddy.tools.guard import resolve_path
+from catbuddy.tools.paths import resolve_path
 from catbuddy.workspace import Workspace
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from catbuddy.tools.base import ToolContext, ToolError
 from catbuddy.tools.files import ReadFileTool, WriteFileTool
-from catbuddy.tools.guard import resolve_path
+from catbuddy.tools.paths import resolve_path
 from catbuddy.tools.registry import run_tool
 
 

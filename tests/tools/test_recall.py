@@ -176,7 +176,7 @@ async def test_results_stay_within_the_token_cap(ctx, store) -> None:
         for i in range(20):
             session.append_message({"role": "user", "content": f"otter {i} " + "filler words " * 100})
         result = await recall(ctx_for(ctx, store, session, recall_max_tokens=300), query="otter", max_results=20)
-    from catbuddy.context.tokens import counter_for
+    from catbuddy.context.counting.tokens import counter_for
 
     assert counter_for("o200k_base").count_text(result.content) <= 300 + 40
     assert "more not shown" in result.content

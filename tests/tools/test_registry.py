@@ -5,7 +5,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolKind, ToolResult
+from catbuddy.safety.kinds import ToolKind
+from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.registry import BUILTIN_ORDER, ToolRegistry, builtin_tools, run_tool
 
 

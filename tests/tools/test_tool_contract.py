@@ -24,10 +24,10 @@ PACKAGE = Path(catbuddy.__file__).parent
 GOLDEN = Path(__file__).parent / "builtin_tool_schemas.json"
 # Where a built-in's name may be written besides its own module: the order the schemas are offered in,
 # and the reader of sessions stored before results carried their outcome (their tools, by old names).
-NAMING_MODULES = {"catbuddy.tools.registry", "catbuddy.context.ledger_legacy"}
+NAMING_MODULES = {"catbuddy.tools.registry", "catbuddy.context.compaction.ledger_legacy"}
 # The same word meaning something else.
 OTHER_MEANINGS = {
-    ("base.py", "exec"): "ToolKind.EXEC, a kind of tool",
+    ("kinds.py", "exec"): "ToolKind.EXEC, a kind of tool",
     ("tool_meta.py", "skill"): "FactKind.SKILL, a kind of ledger fact",
     ("shell_programs.py", "exec"): "bash's `exec` builtin",
 }

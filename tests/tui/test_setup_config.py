@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from catbuddy.testing.scripted_llm import ScriptedLLM
-from catbuddy.tui.setup_config import check_connection, update_config
+from catbuddy.tui.screens.setup_config import check_connection, update_config
 
 
 def test_update_keeps_existing_keys_tables_and_comments(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from helpers import wait_for
 
 from catbuddy.config import Settings
 from catbuddy.tui.screens.setup import QUIT_HINT, SetupScreen
-from catbuddy.tui.setup_config import is_local_endpoint, missing_key_message
+from catbuddy.tui.screens.setup_config import is_local_endpoint, missing_key_message
 
 REMOTE = "https://api.example.com/v1"
 LOCAL = "http://localhost:11434/v1"

@@ -278,7 +278,7 @@ async def test_exit_closes_the_loop_and_returns_the_session_id(fake_app) -> None
 
 
 async def test_context_at_80_columns_keeps_each_part_on_one_line(fake_app) -> None:
-    from catbuddy.context.report import PartSize
+    from catbuddy.context.governance.report import PartSize
 
     def with_parts(loop) -> None:
         loop.report.layers[1].parts = [

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from catbuddy.tui import slash_table
+from catbuddy.tui.widgets import slash_table
 
 
 def test_parse_splits_name_and_argument() -> None:

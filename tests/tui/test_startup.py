@@ -29,6 +29,7 @@ HEAVY = [
     "catbuddy.mcp",
     "catbuddy.session",
     "catbuddy.sandbox",
+    "catbuddy.safety",
     "catbuddy.tools",
     "catbuddy.memory",
     "catbuddy.tui.screens",

@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from catbuddy.context.report import part_label
+from catbuddy.context.governance.report import part_label
 from catbuddy.tui.widgets.status import context_colour
 
 CHART_CELLS = 30

@@ -19,7 +19,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from catbuddy.tui.setup_config import check_connection, is_local_endpoint, missing_key_message, update_config
+from catbuddy.tui.screens.setup_config import (
+    check_connection,
+    is_local_endpoint,
+    missing_key_message,
+    update_config,
+)
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 QUIT_HINT = "Esc or Ctrl+Q quits without saving · Tab moves between fields"

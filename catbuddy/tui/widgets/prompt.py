@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from catbuddy.tui import slash_table
+from catbuddy.tui.widgets import slash_table
 
 HISTORY_LIMIT = 500
 QUEUE_PREVIEW_CHARS = 100
