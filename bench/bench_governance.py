@@ -43,11 +43,13 @@ from _table import Figure, exit_status, print_table, quick, report, unavailable 
 
 from catbuddy.context.counting.tokens import TokenCounter  # noqa: E402
 from catbuddy.context.governance.governor import Budget, FixedPart, GovernanceReport, govern_context  # noqa: E402
+from catbuddy.tools.registry import ToolRegistry, builtin_tools  # noqa: E402
 
 SEED = 20240601
 ENCODING = "o200k_base"
 SIZES = (100, 1_000) if quick() else (100, 1_000, 5_000)
 TURNS = 20 if quick() else 50  # measured turns for catbuddy
+COMPACTABLE = ToolRegistry(builtin_tools()).microcompactable()
 NAIVE_TURNS = {100: 20, 1_000: 5, 5_000: 2}  # cold cache and the peer are slow; fewer turns are enough
 PEER = "nanobot"
 PEER_PYTHON_ENV = "CATBUDDY_BENCH_NANOBOT_PYTHON"
@@ -189,14 +191,14 @@ def run(size: int, window: tuple[int, int], naive: bool) -> Measured:
     history = [next(stream) for _ in range(size)]
     budget = Budget(*window)
     counter = loaded_counter()
-    report = govern_context(history, fixed, budget, counter).report  # warm-up: counts everything once
+    report = govern_context(history, fixed, budget, counter, compactable=COMPACTABLE).report  # warm-up: counts everything once
     cpu, wall = [], []
     for _ in range(NAIVE_TURNS[size] if naive else TURNS):
         history.append(next(stream))
         if naive:
             counter = loaded_counter()
         start, start_cpu = time.perf_counter(), time.process_time()
-        report = govern_context(history, fixed, budget, counter).report
+        report = govern_context(history, fixed, budget, counter, compactable=COMPACTABLE).report
         cpu.append((time.process_time() - start_cpu) * 1000)
         wall.append((time.perf_counter() - start) * 1000)
     return Measured(

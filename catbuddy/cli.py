@@ -434,7 +434,7 @@ def sessions_show(
     cwd: CwdOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Print a session's compactions: each one's summary (the model's prose, the user's words, the ledger)."""
+    """Print a session's tool calls (how each ended) and compactions (the prose, the user's words, the ledger)."""
     from catbuddy.cli_commands.compactions import format_show, show_session
 
     workspace, _ = load(ctx, cwd=cwd, ensure_home=False)

@@ -17,7 +17,9 @@ MIN_SECRET_CHARS = 6  # shorter configured values are not scrubbed: they would h
 # The three patterns: OpenAI-style keys, bearer tokens, and credentials inside URLs.
 _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
 _BEARER_PATTERN = re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<user>[^\s:/@]*):(?P<pw>[^\s/@]+)@")
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<user>[^\s:/@]*):(?P<pw>[^\s/@]+)@"
+)
 # Detection only (``secret_spans``): facts that must never be stored, e.g. in memory. Wider than what
 # ``redact_text`` scrubs from output, where a false hit would mangle the user's own content.
 _TOKEN_PREFIXES = re.compile(
@@ -63,19 +65,21 @@ def redact_text(text: str, secrets: Iterable[str] = (), *, patterns: bool = True
     return redact_url(text)
 
 
-def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+def redact(value: Any, secrets: Iterable[str] = (), *, patterns: bool = True) -> Any:
     """A copy of ``value`` (strings, mappings, lists) with secrets masked; values under keys named like
-    secrets (``api_key``, ``Authorization``, …) are masked whole."""
+    secrets (``api_key``, ``Authorization``, …) are masked whole. ``patterns``: as for ``redact_text``."""
     known = tuple(secrets)
     if isinstance(value, str):
-        return redact_text(value, known)
+        return redact_text(value, known, patterns=patterns)
     if isinstance(value, Mapping):
         return {
-            key: MASK if str(key).lower() in SECRET_KEYS and value[key] else redact(value[key], known)
+            key: MASK
+            if str(key).lower() in SECRET_KEYS and value[key]
+            else redact(value[key], known, patterns=patterns)
             for key in value
         }
     if isinstance(value, list | tuple):
-        return [redact(item, known) for item in value]
+        return [redact(item, known, patterns=patterns) for item in value]
     return value
 
 

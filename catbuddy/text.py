@@ -77,6 +77,33 @@ def unified_diff(before: str, after: str, name: str) -> str:
     )
 
 
+def line_count(text: str) -> int:
+    """Lines of ``text``, a last line without a newline included."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def diff_stat(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a ``unified_diff`` (its two header lines are not counted)."""
+    added = removed = 0
+    for line in diff.splitlines()[2:]:
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+def line_delta(before: str, after: str) -> tuple[int, int]:
+    """Lines added and removed between two texts (what `git diff --stat` counts)."""
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed
+
+
 # --- valid text -------------------------------------------------------------------------------------
 
 REPLACEMENT = "\ufffd"  # U+FFFD, the visible mark for text that could not be decoded

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # annotations only: importing this seam must not pull in the 
     )
     from catbuddy.context.governance.report import ContextReport
     from catbuddy.memory.dream import DreamResult
+    from catbuddy.session.history import HistoryEntry
     from catbuddy.session.store import SessionInfo
 
 
@@ -71,7 +72,7 @@ class Agent(Protocol):
 
     def set_approval_mode(self, mode: str) -> None: ...
 
-    def transcript(self) -> list[dict[str, Any]]: ...
+    def transcript(self) -> list[HistoryEntry]: ...
 
     def context_report(self) -> ContextReport: ...
 

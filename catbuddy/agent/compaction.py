@@ -14,7 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from catbuddy.agent.events import CompactionFinished, CompactionUndone, LoopState, Notice
+from catbuddy.agent.events import (
+    CompactionAttemptFailed,
+    CompactionFinished,
+    CompactionUndone,
+    LoopState,
+    Notice,
+)
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.context.compaction.compactor import (
     CompactionFailed,
@@ -189,7 +195,7 @@ class CompactionManager:
             text = f"Compaction failed: {exc}. The history is unchanged."
             if self.paused:
                 text += " Auto-compaction is paused after repeated failures; run /compact to try again."
-            conversation.record("compaction_failed", reason=str(exc), failures=self.state.failures)
+            ctx.bus.emit(CompactionAttemptFailed(str(exc), self.state.failures))
             ctx.bus.emit(Notice(text, "warning"))
             event = CompactionFinished(False, 0, tokens_before, tokens_before, 0, text)
             ctx.bus.emit(event)
@@ -333,6 +339,7 @@ class CompactionManager:
                 budget=ctx.budget,
                 context=ctx.settings.context,
                 calibration=ctx.calibration_factor,
+                compactable=parts.compactable,
             )
         except ContextOverflowError:
             return None

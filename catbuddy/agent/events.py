@@ -5,6 +5,11 @@ dicts, with a ``kind`` string. ``to_json()`` gives ``{"kind": ..., **fields}`` f
 and ``event_from_json`` turns such a line back into the same event, so a front end in another process
 sees exactly what the TUI sees. Nothing in an event lets its receiver act on the loop: answers (an
 approval, a stop) go back through methods of the loop.
+
+An event is reported once, on the bus. The types marked ``record`` are also what the session keeps:
+the loop's recorder writes each as an ``event`` record of the same kind with the same fields
+(``record_fields``), so a record and its event cannot drift apart (docs/architecture.md §6). Recorded and
+``scrubbed`` types are scrubbed of secrets by the bus before anyone sees them (``agent/bus.py``).
 """
 
 from __future__ import annotations
@@ -57,12 +62,21 @@ class ApprovalDecision:
 @dataclass
 class Event:
     kind: ClassVar[str] = "event"
+    record: ClassVar[bool] = False  # kept in the session file as an event record of this kind
+    scrubbed: ClassVar[bool] = False  # secrets masked before delivery (every recorded type is too)
     ts: float = field(default_factory=time.time, kw_only=True)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind}
         for key, value in asdict(self).items():
             data[key] = value.value if isinstance(value, Enum) else value
+        return data
+
+    def record_fields(self) -> dict[str, Any]:
+        """The fields of its session record: every field but the kind (the record's own) and the time
+        (records carry theirs)."""
+        data = self.to_json()
+        del data["kind"], data["ts"]
         return data
 
 
@@ -111,7 +125,8 @@ class ToolCallStarted(Event):
     call_id: str
     name: str
     arguments: str
-    summary: str = ""
+    summary: str = ""  # the tool's one line for the call (its key argument)
+    tool_kind: str = ""  # the tool's ToolKind value: read, edit, exec, network, external
 
 
 @dataclass
@@ -120,9 +135,10 @@ class ToolCallFinished(Event):
     call_id: str
     name: str
     result: str
-    is_error: bool = False
+    is_error: bool = False  # the call failed (``meta``'s status is not ok)
     duration: float = 0.0
     display: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # the call's ToolMeta, as stored in the session
 
 
 @dataclass
@@ -141,22 +157,28 @@ class ApprovalRequested(Event):
     reason: str = ""  # why it asks, e.g. "runs `pytest`"
     answerable: bool = True
     sandbox: str = ""  # exec: the sandbox the command would run in (e.g. "workspace-write (bubblewrap)")
+    preview_kind: str = ""  # the tool's PreviewKind value: command, diff or text
 
 
 @dataclass
 class ApprovalResolved(Event):
-    """How an approval request ended: ``decision`` is an ApprovalChoice value, or "refused_headless"."""
+    """How a call that was not simply allowed ended: ``decision`` is an ApprovalChoice value,
+    "refused_headless" (nobody to ask) or "denied_by_rule" (catbuddy's safety rules, ``reason`` says which;
+    no request came before it)."""
 
     kind: ClassVar[str] = "approval_resolved"
+    record: ClassVar[bool] = True
     call_id: str
     name: str
     decision: str
     note: str = ""
+    reason: str = ""
 
 
 @dataclass
 class UsageReported(Event):
     kind: ClassVar[str] = "usage"
+    record: ClassVar[bool] = True
     prompt_tokens: int
     completion_tokens: int
     counted_prompt_tokens: int
@@ -178,6 +200,7 @@ class ContextStatus(Event):
 @dataclass
 class GovernanceReported(Event):
     kind: ClassVar[str] = "governance"
+    record: ClassVar[bool] = True
     report: dict[str, Any]
     summary: str
 
@@ -185,6 +208,7 @@ class GovernanceReported(Event):
 @dataclass
 class Notice(Event):
     kind: ClassVar[str] = "notice"
+    scrubbed: ClassVar[bool] = True  # may quote a provider's error or a URL
     text: str
     level: str = "info"  # info, warning, error
 
@@ -192,6 +216,7 @@ class Notice(Event):
 @dataclass
 class Retrying(Event):
     kind: ClassVar[str] = "retry"
+    scrubbed: ClassVar[bool] = True
     attempt: int
     delay: float
     reason: str
@@ -256,8 +281,61 @@ class DreamFinished(Event):
 @dataclass
 class ErrorOccurred(Event):
     kind: ClassVar[str] = "error"
+    record: ClassVar[bool] = True
     message: str
     hint: str = ""
+    code: str = ""  # a machine-readable cause, e.g. "context_length_exceeded"
+
+
+@dataclass
+class ModelChanged(Event):
+    """``/model``: the model of the next turns."""
+
+    kind: ClassVar[str] = "model"
+    record: ClassVar[bool] = True
+    model: str
+
+
+@dataclass
+class ApprovalModeChanged(Event):
+    kind: ClassVar[str] = "approval_mode"
+    record: ClassVar[bool] = True
+    mode: str
+
+
+@dataclass
+class TurnStopped(Event):
+    """The user stopped turn ``turn`` (Esc, /stop, Ctrl+C, SIGTERM); ``TurnEnded`` follows."""
+
+    kind: ClassVar[str] = "stop"
+    record: ClassVar[bool] = True
+    turn: int
+
+
+@dataclass
+class IterationCapReached(Event):
+    kind: ClassVar[str] = "iteration_cap"
+    record: ClassVar[bool] = True
+    limit: int
+
+
+@dataclass
+class ContextTooLong(Event):
+    """The provider refused a request as too long; the loop compacts (or counts stricter) and retries once."""
+
+    kind: ClassVar[str] = "context_length_exceeded"
+    record: ClassVar[bool] = True
+    message: str
+
+
+@dataclass
+class CompactionAttemptFailed(Event):
+    """A compaction failed and left the history as it was; ``failures`` in a row so far."""
+
+    kind: ClassVar[str] = "compaction_failed"
+    record: ClassVar[bool] = True
+    reason: str
+    failures: int
 
 
 @dataclass

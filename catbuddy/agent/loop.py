@@ -19,6 +19,7 @@ from catbuddy.agent.compaction import CompactionManager, CompactionState
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
+    ApprovalModeChanged,
     CompactionFinished,
     CompactionUndone,
     ContextStatus,
@@ -26,11 +27,13 @@ from catbuddy.agent.events import (
     ErrorOccurred,
     Event,
     LoopState,
+    ModelChanged,
     Notice,
     SessionOpened,
     TurnEnded,
     TurnEndReason,
     TurnStarted,
+    TurnStopped,
 )
 from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
@@ -47,6 +50,7 @@ from catbuddy.memory.dream import DreamResult
 from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
+from catbuddy.session.history import HistoryEntry
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
 from catbuddy.workspace import Workspace
@@ -77,7 +81,7 @@ class AgentLoop:
         self._continue_latest = continue_latest
         self._model = settings.model_name
         self._secrets = settings.held_secrets()
-        self.store = SessionStore(workspace.sessions_dir, secrets=self._secrets)
+        self.store = SessionStore(workspace.sessions_dir)
         self.builder = ContextBuilder(workspace, settings)
         self.calibration = CalibrationStore.in_home(workspace.home)
         self.policy = ApprovalPolicy(settings.approval, settings, workspace)
@@ -87,7 +91,8 @@ class AgentLoop:
         self.registry = build_registry()
         self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
         self.provider = LazyProvider(settings, provider_factory)
-        self.bus = EventBus()
+        self.bus = EventBus(self._secrets)
+        self.bus.set_recorder(self._record)
         self.approvals = ApprovalBroker()
         self.queued: list[str] = []
         self._conversation: Conversation | None = None
@@ -214,6 +219,11 @@ class AgentLoop:
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
 
+    def _record(self, event: Event) -> None:
+        """The session keeps the event types marked as records (docs/architecture.md §6)."""
+        if self._conversation is not None:
+            self._conversation.record(event)
+
     # --- state ----------------------------------------------------------------------------------
 
     @property
@@ -244,7 +254,7 @@ class AgentLoop:
         if not model:
             raise ValueError("a model name is needed, e.g. /model gpt-4o")
         self._model = model
-        self.conversation.record("model", model=model)
+        self.emit(ModelChanged(model))
 
     @property
     def approval_mode(self) -> str:
@@ -252,7 +262,7 @@ class AgentLoop:
 
     def set_approval_mode(self, mode: str) -> None:
         self.policy.mode = mode  # raises ValueError naming the modes
-        self.conversation.record("approval_mode", mode=mode)
+        self.emit(ApprovalModeChanged(mode))
 
     def answer_approval(
         self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""
@@ -261,7 +271,8 @@ class AgentLoop:
         decision = ApprovalDecision(ApprovalChoice(choice), note, pattern)
         return self.approvals.answer(call_id, decision)
 
-    def transcript(self) -> list[dict[str, Any]]:
+    def transcript(self) -> list[HistoryEntry]:
+        """Every message of the session, folded ones too, each with its stored meta (for display)."""
         return list(self.conversation.transcript)
 
     def list_sessions(self) -> list[SessionInfo]:
@@ -355,7 +366,7 @@ class AgentLoop:
             outcome = await runner.run(text)
         except asyncio.CancelledError:
             runner.keep_partial_work()
-            ctx.conversation.record("stop", turn=self._turns)
+            self.emit(TurnStopped(self._turns))
             outcome = TurnOutcome(TurnEndReason.STOPPED)
             if not self._stop_requested:
                 self._finish_turn(outcome)
@@ -376,9 +387,8 @@ class AgentLoop:
             log.error("turn failed: %r", exc)
             log.debug("turn failed", exc_info=True)
             hint = "See the log; the session is saved and usable."
-        self.emit(ErrorOccurred(message, hint))
         try:
-            ctx.conversation.record("error", message=str(exc))
+            self.emit(ErrorOccurred(message, hint))  # shown first, then recorded (agent/bus.py)
         except OSError as again:  # the error may be that the session cannot be written
             log.info("the error could not be recorded in the session either: %s", again)
         return TurnOutcome(TurnEndReason.ERROR)

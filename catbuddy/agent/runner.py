@@ -16,8 +16,10 @@ from catbuddy.agent.compaction import CompactionManager
 from catbuddy.agent.events import (
     AssistantMessage,
     ContextStatus,
+    ContextTooLong,
     ErrorOccurred,
     GovernanceReported,
+    IterationCapReached,
     Notice,
     Retrying,
     TextDelta,
@@ -65,6 +67,7 @@ def govern(ctx: TurnContext, parts: RequestParts) -> GovernedContext:
         budget=ctx.budget,
         context=ctx.settings.context,
         calibration=ctx.calibration_factor,
+        compactable=parts.compactable,
     )
 
 
@@ -104,7 +107,7 @@ class TurnRunner:
             "Send a message to let catbuddy continue."
         )
         ctx.bus.emit(Notice(notice, "warning"))
-        ctx.conversation.record("iteration_cap", limit=max_iterations)
+        ctx.bus.emit(IterationCapReached(max_iterations))
         return TurnOutcome(TurnEndReason.ITERATION_CAP, last_text, max_iterations)
 
     async def _iteration(self, iteration: int, last_text: str) -> TurnOutcome | str:
@@ -166,6 +169,7 @@ class TurnRunner:
             context=ctx.settings.context,
             calibration=ctx.calibration_factor,
             compact_threshold=ctx.compact_threshold,
+            compactable=parts.compactable,
         )
 
     async def _govern_exactly(self, parts: RequestParts, sent: GovernedContext) -> GovernedContext:
@@ -182,13 +186,11 @@ class TurnRunner:
         report = governed.report
         if report.changed:
             ctx.bus.emit(GovernanceReported(report.to_dict(), report.summary()))
-            ctx.conversation.record("governance", **report.to_dict())
         ctx.bus.emit(context_status(ctx, governed))
         return governed
 
-    def _error(self, message: str, hint: str = "", **record: Any) -> None:
-        self.ctx.bus.emit(ErrorOccurred(message, hint))
-        self.ctx.conversation.record("error", message=message, **record)
+    def _error(self, message: str, hint: str = "", code: str = "") -> None:
+        self.ctx.bus.emit(ErrorOccurred(message, hint, code))
 
     # --- the model call -------------------------------------------------------------------------
 
@@ -208,7 +210,7 @@ class TurnRunner:
                     )
                     return None
                 retried = True
-                ctx.conversation.record("context_length_exceeded", message=exc.message)
+                ctx.bus.emit(ContextTooLong(exc.message))
                 if not await self.compaction.recover_from_overflow(parts):
                     factor = ctx.calibration.tighten(ctx.model)
                     ctx.bus.emit(
@@ -277,13 +279,6 @@ class TurnRunner:
         ratio = ctx.calibration.observe(ctx.model, usage.prompt_tokens, counted)
         cached = usage.cached_tokens or 0
         ctx.bus.emit(UsageReported(usage.prompt_tokens, usage.completion_tokens or 0, counted, ratio, cached))
-        ctx.conversation.record(
-            "usage",
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cached_tokens=cached,
-            counted_prompt_tokens=counted,
-        )
 
     # --- stopping -------------------------------------------------------------------------------
 

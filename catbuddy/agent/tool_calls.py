@@ -2,17 +2,21 @@
 
 Consecutive read-only calls run together; anything that writes runs alone, in order. Every call gets
 exactly one result message, also when it is refused, unknown, malformed or cancelled, so the session
-on disk is always a valid conversation (docs/architecture.md §5).
+on disk is always a valid conversation (docs/architecture.md §5). Each result is stored with the call's
+``ToolMeta`` beside it (status, exit code, duration, paths changed, ledger facts, the tool's one-line
+summary): what the ledger, the TUI after a resume, ``sessions show`` and ``--stream-json`` read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from catbuddy.agent.approval import HEADLESS_REFUSAL, preview_for, refusal_text
+from catbuddy.agent.approval import HEADLESS_REFUSAL, RULE_REFUSAL, refusal_text
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalRequested,
@@ -24,15 +28,29 @@ from catbuddy.agent.events import (
 from catbuddy.agent.reply_bounds import BoundedReply
 from catbuddy.agent.turn_context import TurnContext
 from catbuddy.memory.tool_writes import begin_tool_write, finish_tool_write
-from catbuddy.redact import redact_text
+from catbuddy.redact import redact, redact_text
 from catbuddy.text import fit_middle
-from catbuddy.tools.base import Tool, ToolResult
+from catbuddy.tool_meta import ToolMeta, ToolStatus, describe_outcome, one_line
+from catbuddy.tools.base import Preview, Tool, ToolResult
 from catbuddy.tools.registry import run_tool
+
+log = logging.getLogger(__name__)
 
 CANCELLED_RESULT = "[Cancelled: the user stopped this call before it finished]"
 REFUSED_HEADLESS = "refused_headless"
+DENIED_BY_RULE = "denied_by_rule"
+UNKNOWN_TOOL = "unknown tool"
 
 Call = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A call answered without running: what the model reads, and how the call ended."""
+
+    text: str
+    status: ToolStatus
+    malformed: str = ""  # what the model got wrong, for the ledger
 
 
 class ToolCallBatch:
@@ -60,26 +78,29 @@ class ToolCallBatch:
             if call["id"] in self._refusals:
                 await self._flush(batch)  # results stay in call order
                 batch = []
-                result = ToolResult(self._refusals[call["id"]], is_error=True)
+                result = ToolResult(self._refusals[call["id"]], is_error=True, status=ToolStatus.REFUSED)
                 self._finish(call, result, 0.0, announce=index < self.ctx.settings.tools.max_calls_per_reply)
                 continue
             args, error = parse_arguments(call)
-            tool = self.ctx.registry.get(call["function"]["name"])
+            name = call["function"]["name"]
+            tool = self.ctx.registry.get(name)
             self.ctx.bus.emit(
                 ToolCallStarted(
                     call["id"],
-                    call["function"]["name"],
+                    name,
                     call["function"].get("arguments") or "",
                     tool.summary(args) if tool and args else "",
+                    tool.kind.value if tool else "",
                 )
             )
-            refusal = error or (self._unknown_tool(call["function"]["name"]) if tool is None else None)
+            refusal = error or (self._unknown_tool(name) if tool is None else None)
             if refusal is None and tool is not None:
                 refusal = await self._approve(call, tool, args)
             if refusal is not None:
                 await self._flush(batch)
                 batch = []
-                self._finish(call, ToolResult(refusal, is_error=True), 0.0)
+                result = ToolResult(refusal.text, is_error=True, status=refusal.status)
+                self._finish(call, result, 0.0, malformed=refusal.malformed)
                 continue
             assert tool is not None
             if tool.read_only:
@@ -92,26 +113,25 @@ class ToolCallBatch:
 
     def cancel_unanswered(self) -> None:
         for call in self.calls:
-            self._finish(call, ToolResult(CANCELLED_RESULT, is_error=True), 0.0)
+            self._finish(call, ToolResult(CANCELLED_RESULT, is_error=True, status=ToolStatus.STOPPED), 0.0)
 
-    def _unknown_tool(self, name: str) -> str:
+    def _unknown_tool(self, name: str) -> Refusal:
         available = ", ".join(self.ctx.registry.names())
-        return f"Error: there is no tool named {name!r}. Available tools: {available}."
+        text = f"Error: there is no tool named {name!r}. Available tools: {available}."
+        return Refusal(text, ToolStatus.ERROR, UNKNOWN_TOOL)
 
     # --- approval -------------------------------------------------------------------------------
 
-    async def _approve(self, call: Call, tool: Tool, args: dict[str, Any]) -> str | None:
-        """None when the call may run; otherwise the text the model gets instead of a result."""
+    async def _approve(self, call: Call, tool: Tool, args: dict[str, Any]) -> Refusal | None:
+        """None when the call may run; otherwise what the model gets instead of a result."""
         ctx = self.ctx
         decision = ctx.policy.decide(tool, args)
         if decision.action == "allow":
             return None
         if decision.action == "deny":
-            ctx.conversation.record(
-                "approval", tool=tool.name, call_id=call["id"], decision="denied_by_rule", reason=decision.reason
-            )
-            return f"Refused by catbuddy's safety rules: {decision.reason}"
-        preview = await asyncio.to_thread(preview_for, tool.name, args, ctx.tools)
+            ctx.bus.emit(ApprovalResolved(call["id"], tool.name, DENIED_BY_RULE, reason=decision.reason))
+            return Refusal(RULE_REFUSAL.format(reason=decision.reason), ToolStatus.REFUSED)
+        preview = await asyncio.to_thread(_preview, tool, args, ctx)
         if ctx.interactive:
             ctx.approvals.expect(call["id"])
         ctx.bus.emit(
@@ -120,24 +140,22 @@ class ToolCallBatch:
                 tool.name,
                 args,
                 tool.summary(args),
-                preview,
+                preview.text,
                 decision.suggested_pattern or "",
                 decision.reason,
                 answerable=ctx.interactive,
                 sandbox=decision.sandbox,
+                preview_kind=preview.kind.value,
             )
         )
         if not ctx.interactive:
-            ctx.conversation.record("approval", tool=tool.name, call_id=call["id"], decision=REFUSED_HEADLESS)
             ctx.bus.emit(ApprovalResolved(call["id"], tool.name, REFUSED_HEADLESS))
-            return decision.headless or HEADLESS_REFUSAL.format(tool=tool.name, mode=ctx.policy.mode)
+            text = decision.headless or HEADLESS_REFUSAL.format(tool=tool.name, mode=ctx.policy.mode)
+            return Refusal(text, ToolStatus.REFUSED)
         answer = await ctx.approvals.wait(call["id"])
-        ctx.conversation.record(
-            "approval", tool=tool.name, call_id=call["id"], decision=answer.choice.value, note=answer.note
-        )
         ctx.bus.emit(ApprovalResolved(call["id"], tool.name, answer.choice.value, answer.note))
         if not answer.allowed:
-            return refusal_text(answer)
+            return Refusal(refusal_text(answer), ToolStatus.DENIED)
         if decision.grant is not None:  # a write to one of catbuddy's own files: this call only
             ctx.tools.grants.allow(decision.grant)
         elif answer.choice is ApprovalChoice.ALLOW_SESSION and decision.rememberable:
@@ -170,40 +188,88 @@ class ToolCallBatch:
         assert tool is not None
         started = time.monotonic()
         # A write to a MEMORY.md keeps the previous version first (docs/architecture.md §13).
-        memory_write = await asyncio.to_thread(
-            begin_tool_write, self.ctx.tools, tool.name, args, self.ctx.conversation.id
+        memory_writes = await asyncio.to_thread(
+            begin_tool_write, self.ctx.tools, tool, args, self.ctx.conversation.id
         )
         try:
             result = await run_tool(tool, args, self.ctx.tools)
         finally:
-            finish_tool_write(memory_write)
+            finish_tool_write(memory_writes)
         return result, time.monotonic() - started
 
-    def _finish(self, call: Call, result: ToolResult, duration: float, *, announce: bool = True) -> None:
+    def _finish(
+        self, call: Call, result: ToolResult, duration: float, *, announce: bool = True, malformed: str = ""
+    ) -> None:
         if call["id"] in self._answered:
             return
         self._answered.add(call["id"])
+        secrets = self.ctx.secrets
         # The keys catbuddy holds never reach the model, the session file or the screen.
         content = fit_middle(
-            redact_text(result.content, self.ctx.secrets, patterns=False),
+            redact_text(result.content, secrets, patterns=False),
             self.ctx.settings.tools.max_result_chars,
             why=" (tools.max_result_chars)",
         )
-        display = redact_text(result.display, self.ctx.secrets, patterns=False) if result.display else None
-        self.ctx.conversation.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        display = redact_text(result.display, secrets, patterns=False) if result.display else None
+        meta = redact(self._meta(call, result, duration, malformed).to_json(), secrets, patterns=False)
+        self.ctx.conversation.append({"role": "tool", "tool_call_id": call["id"], "content": content}, meta)
         if announce:
             self.ctx.bus.emit(
-                ToolCallFinished(call["id"], call["function"]["name"], content, result.is_error, duration, display)
+                ToolCallFinished(
+                    call["id"],
+                    call["function"]["name"],
+                    content,
+                    result.outcome.failed,
+                    duration,
+                    display,
+                    meta,
+                )
             )
 
+    def _meta(self, call: Call, result: ToolResult, duration: float, malformed: str) -> ToolMeta:
+        """The call's outcome as data; the tool adds its ledger facts and its one-line summary."""
+        meta = ToolMeta(
+            status=result.outcome,
+            exit_code=result.exit_code,
+            duration=round(duration, 3),
+            paths=list(result.paths),
+            malformed=malformed,
+            extra=dict(result.meta),
+        )
+        tool = self.ctx.registry.get(call["function"]["name"])
+        if tool is None or malformed:
+            meta.summary = describe_outcome(meta)
+            return meta
+        args, _ = parse_arguments(call)
+        try:
+            meta.facts = tool.ledger_facts(args, meta)
+            meta.summary = one_line(tool.result_summary(args, meta))
+        except Exception:  # a tool's bookkeeping must not cost the call its result
+            log.exception("%s could not describe its result", tool.name)
+            meta.summary = describe_outcome(meta)
+        return meta
 
-def parse_arguments(call: Call) -> tuple[dict[str, Any], str | None]:
-    """The call's arguments as a dict, or the error the model gets for them."""
+
+def _preview(tool: Tool, args: dict[str, Any], ctx: TurnContext) -> Preview:
+    try:
+        return tool.preview(args, ctx.tools)
+    except Exception:  # no preview rather than no question
+        log.exception("%s could not preview a call", tool.name)
+        return Preview()
+
+
+def parse_arguments(call: Call) -> tuple[dict[str, Any], Refusal | None]:
+    """The call's arguments as a dict, or what the model gets for them."""
     raw = call["function"].get("arguments") or "{}"
     try:
         args = json.loads(raw) if isinstance(raw, str) else dict(raw)
     except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as exc:
-        return {}, f"Error: the arguments are not valid JSON ({exc}). Send a JSON object."
+        text = f"Error: the arguments are not valid JSON ({exc}). Send a JSON object."
+        return {}, Refusal(text, ToolStatus.ERROR, "arguments that are not valid JSON")
     if not isinstance(args, dict):
-        return {}, "Error: the arguments must be a JSON object."
+        return {}, Refusal(
+            "Error: the arguments must be a JSON object.",
+            ToolStatus.ERROR,
+            "arguments that are not a JSON object",
+        )
     return args, None

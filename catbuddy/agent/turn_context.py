@@ -62,7 +62,8 @@ class RequestParts:
 
     prompt: BuiltPrompt
     tools: list[dict[str, Any]]
+    compactable: frozenset[str]  # the tools whose old results governance may stub
 
     @classmethod
     def build(cls, ctx: TurnContext) -> RequestParts:
-        return cls(ctx.builder.build(ctx.channel), ctx.registry.schemas())
+        return cls(ctx.builder.build(ctx.channel), ctx.registry.schemas(), ctx.registry.microcompactable())

@@ -1,4 +1,5 @@
-"""`catbuddy compact --undo` and `catbuddy sessions show`: a session's compactions from the shell.
+"""`catbuddy compact --undo` and `catbuddy sessions show`: a session's compactions (and its tool calls,
+``cli_commands/tool_outcomes.py``) from the shell.
 
 Neither needs a model: undoing appends a ``compaction_undo`` record (the raw messages never left the
 file, docs/architecture.md §6) and showing reads the records.
@@ -10,6 +11,7 @@ from typing import Any
 
 from catbuddy.agent.compaction import describe_undo
 from catbuddy.cli_commands.listing import Outcome
+from catbuddy.cli_commands.tool_outcomes import format_tool_calls, tool_calls
 from catbuddy.session.history import active_compactions, rebuild_history
 from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, read_session_file
 from catbuddy.session.store import SessionStore
@@ -83,6 +85,7 @@ def show_session(workspace: Workspace, session_id: str) -> dict[str, Any]:
             "messages": len(history.entries),
         },
         "compactions": compactions,
+        "tool_calls": tool_calls(loaded.records),
         "problems": list(loaded.problems) + list(history.problems),
     }
 
@@ -103,6 +106,7 @@ def format_show(data: dict[str, Any]) -> str:
         lines.append(f"working history: all {working['messages']:,} messages (no compaction in force)")
     for problem in data["problems"]:
         lines.append(f"! {problem}")
+    lines += format_tool_calls(data["tool_calls"])
     if not data["compactions"]:
         lines += ["", "No compactions yet."]
     for c in data["compactions"]:

@@ -215,6 +215,7 @@ def build_view(
             budget=budget,
             context=settings.context,
             calibration=calibration.factor,
+            compactable=registry.microcompactable(),
         )
         size = governed.size
     else:  # the fixed part alone: shown even when it is too big to send

@@ -11,7 +11,7 @@ import asyncio
 import json
 import signal
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from catbuddy.agent.events import (
@@ -30,8 +30,8 @@ from catbuddy.agent.events import (
 )
 from catbuddy.cli_commands.stdin_approvals import StdinApprovals
 from catbuddy.config import Settings
-from catbuddy.redact import redact_text
 from catbuddy.stop_signals import cancel_current_task, stop_on_signals
+from catbuddy.tool_meta import ToolMeta
 from catbuddy.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -87,8 +87,8 @@ class HeadlessPrinter:
         self.closed = False  # the reader went away (`catbuddy run … | head`): stop writing, quietly
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ErrorOccurred | Notice | Retrying):
-            event = _scrubbed(event)  # provider errors can quote a base URL with its password
+        # Errors, notices and retries arrive scrubbed of secrets (agent/bus.py): a provider error can
+        # quote a base URL with its password.
         self._collect(event)
         if self.closed:
             return
@@ -136,8 +136,10 @@ class HeadlessPrinter:
             first = (
                 event.result.strip().splitlines()[0][:RESULT_PREVIEW_CHARS] if event.result.strip() else ""
             )
+            outcome = ToolMeta.from_json(event.meta) if event.meta else None
             mark = "✗" if event.is_error else "✓"
-            self._err(f"  {mark} {event.name} ({event.duration:.1f}s) {first}")
+            said = f" {outcome.summary}:" if outcome is not None and outcome.summary else ""
+            self._err(f"  {mark} {event.name} ({event.duration:.1f}s){said} {first}")
         elif isinstance(event, ErrorOccurred):
             self._err(f"error: {event.message}" + (f"\n  hint: {event.hint}" if event.hint else ""))
         elif isinstance(event, Notice):
@@ -219,16 +221,6 @@ async def run_headless(
             f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
         )
     return EXIT_OK if summary.ok else EXIT_FAILED
-
-
-def _scrubbed(event: Event) -> Event:
-    """A copy of a diagnostic event with URL passwords, bearer tokens and key-shaped strings masked."""
-    changes: dict[str, Any] = {
-        name: redact_text(value)
-        for name, value in vars(event).items()
-        if isinstance(value, str) and name != "kind" and not name.startswith("_")
-    }
-    return replace(event, **changes)
 
 
 def _silence(stream: TextIO) -> None:

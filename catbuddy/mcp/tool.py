@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import valid_text
+from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta
 from catbuddy.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -134,7 +135,9 @@ def result_text(result: Mapping[str, Any]) -> str:
 
 class McpTool(Tool):
     """One remote tool. Each gets its own subclass (``make_mcp_tool``) because name, description and
-    parameters are class attributes of every catbuddy tool."""
+    parameters are class attributes of every catbuddy tool. The rest of the contract keeps its defaults:
+    never microcompacted, the files it writes unknown, an empty approval preview (the dialog shows the
+    call's key argument)."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -146,6 +149,9 @@ class McpTool(Tool):
         self.server = server
         self.remote_name = remote_name
         self.approval_override = approval_override  # "ask", "auto" (never asks) or "deny"
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        return [LedgerFact(FactKind.EXTERNAL, self.name)]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = await self.caller.call_tool(self.server, self.remote_name, args)

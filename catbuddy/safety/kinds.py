@@ -1,4 +1,5 @@
-"""What a tool does, the one fact about a tool the approval policy decides on besides its name.
+"""What a tool does and what the approval policy reads of it: its name, its kind and the user's per-tool
+approval setting.
 
 Every tool declares its kind (``Tool.kind``, tools/base.py); the policy reads a tool through
 ``ApprovalSubject``, so safety never imports the tools it rules on (docs/architecture.md §1, §8).
@@ -28,3 +29,8 @@ class ApprovalSubject(Protocol):
 
     @property
     def kind(self) -> ToolKind: ...
+
+    @property
+    def approval_override(self) -> str | None:
+        """The user's per-tool setting ("ask", "auto" or "deny"), None when there is none."""
+        ...

@@ -145,7 +145,7 @@ class ApprovalPolicy:
             self.prefixes.add(words)
 
     def decide(self, tool: ApprovalSubject, args: dict[str, Any]) -> GuardDecision:
-        override = getattr(tool, "approval_override", None)
+        override = tool.approval_override
         if tool.kind is ToolKind.EXEC:
             return self._decide_exec(str(args.get("command", "")), override)
         if override == "deny":

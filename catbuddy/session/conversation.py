@@ -8,20 +8,34 @@ handed the current one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
 from catbuddy.session.store import Session, SessionStore
 from catbuddy.session.usage import USAGE_KIND, SessionUsage, usage_of
 
 
+class Reportable(Protocol):
+    """What the session keeps of a reported event (``agent/events.Event``): its kind, whether its type
+    is marked as a record, and the record's fields."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def record(self) -> bool: ...
+
+    def record_fields(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class Conversation:
     session: Session
     history: WorkingHistory = field(default_factory=WorkingHistory)
-    transcript: list[dict[str, Any]] = field(default_factory=list)  # every message, folded ones too
+    transcript: list[HistoryEntry] = field(default_factory=list)  # every message, folded ones too
     problems: list[str] = field(default_factory=list)  # found while loading, for the front end
     resumed: bool = False
     usage: SessionUsage = field(default_factory=SessionUsage)  # the provider's usage reports, summed
@@ -42,7 +56,7 @@ class Conversation:
         return cls(
             session,
             history,
-            [record.message for record in loaded.messages],
+            [HistoryEntry(record.id, record.message, record.meta) for record in loaded.messages],
             list(loaded.problems) + list(history.problems),
             resumed=True,
             usage=usage_of(loaded.records),
@@ -56,23 +70,29 @@ class Conversation:
     def closed(self) -> bool:
         return self.session.closed
 
-    def append(self, message: dict[str, Any]) -> str:
-        """Persist first, then add to the working history: what is on disk is what was sent."""
-        message_id = self.session.append_message(message)
-        self.history.entries.append(HistoryEntry(message_id, message))
-        self.transcript.append(message)
+    def append(self, message: dict[str, Any], meta: Mapping[str, Any] | None = None) -> str:
+        """Persist first, then add to the working history: what is on disk is what was sent. ``meta``
+        (a tool message's ``ToolMeta``) is kept beside the message, never in it."""
+        message_id = self.session.append_message(message, meta)
+        entry = HistoryEntry(message_id, message, dict(meta) if meta is not None else None)
+        self.history.entries.append(entry)
+        self.transcript.append(entry)
         return message_id
 
     def group(self) -> AbstractContextManager[None]:
         """One durable step: the records written inside are fsync'd together when it ends."""
         return self.session.group()
 
-    def record(self, kind: str, **data: Any) -> None:
-        """An event record (stop, error, governance, approval, usage, …); nothing once closed."""
-        if kind == USAGE_KIND:
+    def record(self, event: Reportable) -> None:
+        """Keep a reported event whose type is marked as a record (stop, error, governance, approval,
+        usage, …) as an event record of its kind with its fields; nothing once closed."""
+        if not event.record:
+            return
+        data = event.record_fields()
+        if event.kind == USAGE_KIND:
             self.usage = self.usage.add_report(data)
         if not self.session.closed:
-            self.session.append_event(kind, **data)
+            self.session.append_event(event.kind, **data)
 
     def fold(
         self,

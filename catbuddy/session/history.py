@@ -23,6 +23,7 @@ SUMMARY_PREFIX = "[Previous conversation summary]: "
 class HistoryEntry:
     id: str  # the message record id, e.g. "m000042"
     message: dict[str, Any]  # the OpenAI dict as loaded (shared, not copied: do not mutate)
+    meta: dict[str, Any] | None = None  # a tool message's stored ToolMeta (catbuddy.tool_meta); never sent
 
 
 @dataclass
@@ -83,5 +84,5 @@ def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
         else:
             start = position + 1
     history.folded = start
-    history.entries = [HistoryEntry(id=m.id, message=m.message) for m in messages[start:]]
+    history.entries = [HistoryEntry(id=m.id, message=m.message, meta=m.meta) for m in messages[start:]]
     return history

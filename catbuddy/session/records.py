@@ -14,6 +14,10 @@ text parts with a string ``text``); ``tool_calls`` (assistant only) a list of ``
 "function", "function": {"name": str, "arguments": str}}`` with distinct ids; ``tool_call_id`` a
 string on tool messages (and only there); ``name`` a string.
 
+A tool message's record may carry ``meta`` beside its content: the call's structured outcome
+(``catbuddy.tool_meta``), part of the record's envelope, never of the message a model is sent. Event
+records of kinds an older catbuddy wrote are read in today's shape (``LEGACY_EVENTS``).
+
 ``read_session_file`` also reads plain OpenAI message lines (``{"role": ..., "content": ...}`` with no
 ``type``), which is what ``catbuddy context --history FILE.jsonl`` accepts.
 """
@@ -37,7 +41,7 @@ COMPACTION_UNDO = "compaction_undo"
 EVENT = "event"
 
 # Keys of the record envelope; a message dict may not use them or they would be ambiguous on disk.
-MESSAGE_ENVELOPE = frozenset({"type", "id", "ts"})
+MESSAGE_ENVELOPE = frozenset({"type", "id", "ts", "meta"})
 COMPACTION_KEYS = frozenset({"type", "id", "ts", "summary", "folded_through"})
 UNDO_KEYS = frozenset({"type", "ts", "voids"})
 EVENT_ENVELOPE = frozenset({"type", "ts", "kind"})
@@ -95,18 +99,23 @@ class MetaRecord:
 
 @dataclass
 class MessageRecord:
-    """One chat message; ``message`` is the OpenAI dict exactly as sent or received."""
+    """One chat message; ``message`` is the OpenAI dict exactly as sent or received, ``meta`` (tool
+    messages) the call's ``ToolMeta`` as stored, None when there is none (older sessions)."""
 
     id: str
     ts: str | None
     message: dict[str, Any]
+    meta: dict[str, Any] | None = None
 
     @property
     def role(self) -> str:
         return str(self.message["role"])
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": MESSAGE, "id": self.id, "ts": self.ts, **self.message}
+        data = {"type": MESSAGE, "id": self.id, "ts": self.ts, **self.message}
+        if self.meta is not None:
+            data["meta"] = self.meta
+        return data
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> MessageRecord:
@@ -121,7 +130,8 @@ class MessageRecord:
         problem = message_problem(message)
         if problem:
             raise RecordError(f"message {record_id}: {problem}")
-        return cls(id=record_id, ts=_ts(obj), message=message)
+        meta = obj.get("meta")  # a damaged one is dropped, never the message: it reads as unknown
+        return cls(id=record_id, ts=_ts(obj), message=message, meta=meta if isinstance(meta, dict) else None)
 
 
 @dataclass
@@ -192,7 +202,27 @@ class EventRecord:
         if not isinstance(kind, str) or not kind:
             raise RecordError("event record without a kind")
         data = {k: v for k, v in obj.items() if k not in EVENT_ENVELOPE}
+        upgrade = LEGACY_EVENTS.get(kind)
+        if upgrade is not None:
+            kind, data = upgrade(data)
         return cls(ts=_ts(obj), kind=kind, data=data)
+
+
+def _approval(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``approval`` (written before events and records were one): the tool was ``tool``."""
+    upgraded = {("name" if key == "tool" else key): value for key, value in data.items()}
+    return "approval_resolved", upgraded
+
+
+def _governance(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A governance report written flat, before it was the event's ``report`` beside its ``summary``."""
+    if isinstance(data.get("report"), dict):
+        return "governance", data
+    return "governance", {"report": data, "summary": ""}
+
+
+# Event records as an older catbuddy wrote them, read as the event of today's kind and fields.
+LEGACY_EVENTS = {"approval": _approval, "governance": _governance}
 
 
 Record = MessageRecord | CompactionRecord | CompactionUndoRecord | EventRecord

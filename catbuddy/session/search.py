@@ -47,7 +47,7 @@ class Query:
     terms: list[str] = field(default_factory=list)  # lower-case words and phrases
     pattern: re.Pattern[str] | None = None
     role: str = ""  # only messages of this role ("" for all)
-    skip_tool: str = "recall"  # the calls (and results) of this tool are not searched
+    skip_tool: str = ""  # the calls (and results) of this tool are not searched (recall: its own)
 
 
 @dataclass
@@ -109,7 +109,7 @@ def _search_file(session_id: str, path: Path, query: Query, stats: SearchStats) 
             tool = ""
             if record.get("role") == "tool":
                 tool = call_name(block, start, str(record.get("tool_call_id") or ""))
-                if tool == query.skip_tool:
+                if query.skip_tool and tool == query.skip_tool:
                     continue  # recall's own results only repeat earlier hits
             hit = _match(record, query)
             if hit is not None:
@@ -313,7 +313,7 @@ def _searchable(record: Mapping[str, Any], skip_tool: str) -> str:
     calls = record.get("tool_calls")
     for call in calls if isinstance(calls, list) else ():
         function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping) or function.get("name") == skip_tool:
+        if not isinstance(function, Mapping) or (skip_tool and function.get("name") == skip_tool):
             continue
         arguments = function.get("arguments")
         shown = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)

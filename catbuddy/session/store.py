@@ -30,7 +30,6 @@ from typing import Any, BinaryIO
 from catbuddy import __version__
 from catbuddy.errors import EXIT_FAILED
 from catbuddy.messages import valid_json
-from catbuddy.redact import redact
 from catbuddy.session.records import (
     COMPACTION_KEYS,
     EVENT_ENVELOPE,
@@ -127,7 +126,6 @@ class Session:
         next_message: int,
         next_compaction: int,
         loaded: LoadResult | None = None,
-        secrets: tuple[str, ...] = (),
     ):
         self.id = path.name[: -len(SESSION_SUFFIX)]
         self.path = path
@@ -138,7 +136,6 @@ class Session:
         self._next_compaction = next_compaction
         self._write_failed = False
         self._unread_load = loaded  # what `open` read; `load` hands it out once instead of re-reading
-        self._secrets = secrets  # literal keys to scrub from event records
         self._grouping = 0  # inside group(): records are flushed but fsync'd once, when the group ends
         self._unsynced = False
 
@@ -146,15 +143,21 @@ class Session:
     def closed(self) -> bool:
         return self._file is None
 
-    def append_message(self, message: Mapping[str, Any]) -> str:
-        """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …).
+    def append_message(self, message: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> str:
+        """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …). ``meta``
+        (a tool message's ``ToolMeta``) is stored beside it in the record, not in the message.
 
         Text that cannot be UTF-8 (lone surrogates) is stored as U+FFFD, and a ``dict`` message is
         repaired in place the same way, so the history in memory always equals the file."""
         if not isinstance(message.get("role"), str):
             raise ValueError(f"a message needs a string 'role', got {message.get('role')!r}")
         _check_reserved("message", message, MESSAGE_ENVELOPE)
-        record = MessageRecord(id=self._new_id(MESSAGE_ID_PREFIX), ts=now_ts(), message=dict(message))
+        record = MessageRecord(
+            id=self._new_id(MESSAGE_ID_PREFIX),
+            ts=now_ts(),
+            message=dict(message),
+            meta=dict(meta) if meta is not None else None,
+        )
         self._next_message += 1  # even if the write fails: it may have reached the disk
         cleaned = self._write(record.to_json())
         if cleaned is not None and isinstance(message, dict):
@@ -186,11 +189,12 @@ class Session:
         self._write(CompactionUndoRecord(ts=now_ts(), voids=compaction_id).to_json())
 
     def append_event(self, kind: str, **data: Any) -> None:
-        """Record a stop, error, governance report, approval decision, usage, …; secrets are scrubbed."""
+        """Record a stop, error, governance report, approval decision, usage, … as given: what is recorded
+        comes from the event bus, which has scrubbed it of secrets (agent/bus.py)."""
         if not isinstance(kind, str) or not kind:
             raise ValueError("an event needs a non-empty kind")
         _check_reserved("event", data, EVENT_ENVELOPE)
-        self._write(EventRecord(ts=now_ts(), kind=kind, data=redact(data, self._secrets)).to_json())
+        self._write(EventRecord(ts=now_ts(), kind=kind, data=data).to_json())
 
     @contextlib.contextmanager
     def group(self) -> Iterator[None]:
@@ -264,9 +268,8 @@ class Session:
 
 
 class SessionStore:
-    def __init__(self, sessions_dir: Path, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, sessions_dir: Path) -> None:
         self.sessions_dir = Path(sessions_dir)
-        self.secrets = tuple(s for s in secrets if s)  # scrubbed from every event record written
 
     def path_for(self, session_id: str) -> Path:
         return self.sessions_dir / f"{session_id}{SESSION_SUFFIX}"
@@ -300,7 +303,7 @@ class SessionStore:
             except OSError as exc:
                 _release_lock(lock_fd)
                 raise SessionWriteError(path, exc) from exc
-        return Session(path, meta, lock_fd, next_message=1, next_compaction=1, secrets=self.secrets)
+        return Session(path, meta, lock_fd, next_message=1, next_compaction=1)
 
     def find(self, session_id: str) -> Path:
         """The file of a session id (or a unique prefix of one), without taking its lock."""
@@ -328,7 +331,6 @@ class SessionStore:
             next_message=_highest_number((m.id for m in loaded.messages), MESSAGE_ID_PREFIX) + 1,
             next_compaction=_highest_number(compactions, COMPACTION_ID_PREFIX) + 1,
             loaded=loaded,
-            secrets=self.secrets,
         )
 
     def latest(self, work_root: Path | str | None = None) -> SessionInfo | None:

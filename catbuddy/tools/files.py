@@ -9,13 +9,23 @@ from __future__ import annotations
 import asyncio
 import difflib
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catbuddy.safety.kinds import ToolKind
-from catbuddy.text import cut_line, decode_text, truncate_lines, unified_diff, valid_text
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
+from catbuddy.text import (
+    cut_line,
+    decode_text,
+    diff_stat,
+    line_count,
+    truncate_lines,
+    unified_diff,
+    valid_text,
+)
+from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
+from catbuddy.tools.base import Preview, Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.fileio import (
     check_regular,
     count_remaining_lines,
@@ -25,6 +35,7 @@ from catbuddy.tools.fileio import (
     write_bytes,
 )
 from catbuddy.tools.paths import display_path, resolve_path
+from catbuddy.tools.preview import diff_preview, written_path
 
 READ_MAX_LINES = 2_000
 READ_MAX_BYTES = 256 * 1024
@@ -112,10 +123,6 @@ def int_arg(args: dict[str, Any], key: str, default: int, minimum: int) -> int:
 
 class ReadFileTool(Tool):
     name = "read_file"
-    description = (
-        "Read a text file with line numbers (cat -n style). Reads up to 2,000 lines or 256 KB per call; "
-        "use `offset` (1-based line) and `limit` to read on. Binary files are refused."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -126,6 +133,19 @@ class ReadFileTool(Tool):
         "required": ["path"],
     }
     kind = ToolKind.READ
+    microcompactable = True
+
+    def result_summary(self, args: Mapping[str, Any], meta: ToolMeta) -> str:
+        lines = meta.extra.get("lines")
+        if meta.status is ToolStatus.OK and isinstance(lines, int):
+            return f"{lines:,} line{'' if lines == 1 else 's'}"
+        return super().result_summary(args, meta)
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        path = args.get("path")
+        if meta.status is not ToolStatus.OK or not isinstance(path, str) or not path.strip():
+            return []
+        return [LedgerFact(FactKind.READ, path)]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(self._read, args, ctx)
@@ -225,10 +245,6 @@ def _read_lines(path: Path, shown: str, offset: int, limit: int) -> _Read:
 
 class WriteFileTool(Tool):
     name = "write_file"
-    description = (
-        "Write a whole file (creating parent folders). Overwrites an existing file; prefer edit_file for "
-        "changes to part of a file. `content` is required and written exactly as given."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -238,6 +254,12 @@ class WriteFileTool(Tool):
         "required": ["path", "content"],
     }
     kind = ToolKind.EDIT
+
+    def preview(self, args: Mapping[str, Any], ctx: ToolContext) -> Preview:
+        return diff_preview(args, ctx, lambda _old: str(args.get("content", "")))
+
+    def writes(self, args: Mapping[str, Any], ctx: ToolContext) -> list[Path] | None:
+        return written_path(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(self._write, args, ctx)
@@ -266,14 +288,21 @@ class WriteFileTool(Tool):
         content = valid_text(content)  # a JSON escape can carry a lone surrogate: stored as U+FFFD
         data = content.encode("utf-8")
         write_bytes(path, shown, data)
-        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        lines = line_count(content)
         size = f"{lines:,} lines, {len(data):,} bytes"
         if not existed:
-            return ToolResult(f"Created {shown} ({size}).", meta={"created": True})
+            created = PathChange(shown, Change.CREATED, lines, 0)
+            return ToolResult(f"Created {shown} ({size}).", meta={"created": True}, paths=[created])
         if before == content:
             return ToolResult(f"Wrote {shown} ({size}); the content was unchanged.", meta={"created": False})
-        diff = unified_diff(before, content, shown) if before is not None else None
-        return ToolResult(f"Overwrote {shown} ({size}).", display=diff, meta={"created": False})
+        if before is None:  # binary or too large to diff: what it held is not known
+            change = PathChange(shown, Change.MODIFIED, lines, None)
+            return ToolResult(f"Overwrote {shown} ({size}).", meta={"created": False}, paths=[change])
+        diff = unified_diff(before, content, shown)
+        change = PathChange(shown, Change.MODIFIED, *diff_stat(diff))
+        return ToolResult(
+            f"Overwrote {shown} ({size}).", display=diff, meta={"created": False}, paths=[change]
+        )
 
 
 # --- edit_file --------------------------------------------------------------------------------------
@@ -281,10 +310,6 @@ class WriteFileTool(Tool):
 
 class EditFileTool(Tool):
     name = "edit_file"
-    description = (
-        "Replace an exact string in a file. `old_string` must match the file exactly (whitespace included) "
-        "and be unique, unless `replace_all` is true. Returns a unified diff. Read the file first."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -296,6 +321,24 @@ class EditFileTool(Tool):
         "required": ["path", "old_string", "new_string"],
     }
     kind = ToolKind.EDIT
+
+    def preview(self, args: Mapping[str, Any], ctx: ToolContext) -> Preview:
+        old_string, new_string = args.get("old_string"), args.get("new_string")
+
+        def edited(old: str | None) -> str | None:
+            if (
+                old is None
+                or not isinstance(old_string, str)
+                or not isinstance(new_string, str)
+                or not old_string
+            ):
+                return None
+            return old.replace(old_string, new_string, -1 if args.get("replace_all") else 1)
+
+        return diff_preview(args, ctx, edited)
+
+    def writes(self, args: Mapping[str, Any], ctx: ToolContext) -> list[Path] | None:
+        return written_path(args, ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(self._edit, args, ctx)
@@ -341,10 +384,20 @@ class EditFileTool(Tool):
         write_bytes(path, shown, file.encode(updated))
         diff = unified_diff(text, updated, shown)
         replaced = count if args.get("replace_all") else 1
-        verb = f"Created {shown} from the shipped default and edited it" if default is not None else f"Edited {shown}"
+        verb = (
+            f"Created {shown} from the shipped default and edited it"
+            if default is not None
+            else f"Edited {shown}"
+        )
         summary = f"{verb}: replaced {replaced} occurrence{'s' if replaced > 1 else ''} (first at line {first_line})."
         capped = truncate_lines(diff, DIFF_MAX_LINES, "Read the file to see the rest.")
-        return ToolResult(f"{summary}\n\n{capped}", display=diff, meta={"replacements": replaced})
+        if default is not None:
+            change = PathChange(shown, Change.CREATED, line_count(updated), 0)
+        else:
+            change = PathChange(shown, Change.MODIFIED, *diff_stat(diff))
+        return ToolResult(
+            f"{summary}\n\n{capped}", display=diff, meta={"replacements": replaced}, paths=[change]
+        )
 
 
 def _match_lines(text: str, needle: str) -> list[int]:

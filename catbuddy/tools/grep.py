@@ -66,12 +66,6 @@ def find_rg() -> str | None:
 
 class GrepTool(Tool):
     name = "grep"
-    description = (
-        "Search file contents with a regular expression. Prints path:line:text for each match (at most "
-        '200), paths relative to the work root. Optional `glob` (e.g. "*.py") to limit files, '
-        "`ignore_case`, and `context` lines around each match. Skips .git, node_modules, venvs and "
-        "git-ignored files."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -84,6 +78,7 @@ class GrepTool(Tool):
         "required": ["pattern"],
     }
     kind = ToolKind.READ
+    microcompactable = True
 
     def __init__(self, use_rg: bool | None = None) -> None:
         self.use_rg = use_rg  # None: use rg when it can be found

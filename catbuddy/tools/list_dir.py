@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from catbuddy.safety.kinds import ToolKind
+from catbuddy.tool_meta import ToolMeta, ToolStatus
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.files import int_arg, is_ignored_dir, not_found
 from catbuddy.tools.paths import display_path, resolve_path
@@ -20,10 +22,6 @@ LIST_COUNT_CEILING = 20_000  # entries counted before we stop walking
 
 class ListDirTool(Tool):
     name = "list_dir"
-    description = (
-        "List a directory as an indented tree (folders end with /), to a depth (default 2). Skips .git, "
-        "node_modules, virtualenvs, caches and build output. Capped at 500 entries."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -33,6 +31,13 @@ class ListDirTool(Tool):
         "required": [],
     }
     kind = ToolKind.READ
+    microcompactable = True
+
+    def result_summary(self, args: Mapping[str, Any], meta: ToolMeta) -> str:
+        entries = meta.extra.get("entries")
+        if meta.status is ToolStatus.OK and isinstance(entries, int):
+            return f"{entries:,} entr{'y' if entries == 1 else 'ies'}"
+        return super().result_summary(args, meta)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(self._list, args, ctx)

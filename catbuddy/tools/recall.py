@@ -29,11 +29,6 @@ WORD_EDGE_RE = re.compile(r"^\W+|\W+$")
 
 class RecallTool(Tool):
     name = "recall"
-    description = (
-        "Search this session's raw messages, including those folded into the summary or cut from view, "
-        "by words or a regex; returns the best snippets with message id, role and position. Recall an "
-        'earlier detail rather than guess it. scope "project": other sessions of this project too.'
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -46,6 +41,7 @@ class RecallTool(Tool):
         "required": ["query"],
     }
     kind = ToolKind.READ
+    microcompactable = True
 
     def summary(self, args: Mapping[str, Any]) -> str:
         return str(args.get("query", ""))[:200]
@@ -80,7 +76,7 @@ def parse_query(args: Mapping[str, Any]) -> Query:
             raise ToolError(
                 f"the regex {text!r} does not compile: {exc}. Fix it, or search words with regex=false."
             ) from None
-        return Query(pattern=pattern, role=role)
+        return Query(pattern=pattern, role=role, skip_tool=RecallTool.name)
     terms: list[str] = []
     for match in TERM_RE.finditer(text):
         term = (match.group(1) or WORD_EDGE_RE.sub("", match.group(2))).strip().lower()
@@ -88,7 +84,7 @@ def parse_query(args: Mapping[str, Any]) -> Query:
             terms.append(term)
     if not terms:
         raise ToolError(f"`query` {text!r} has no word of {MIN_TERM_CHARS} or more characters to search for.")
-    return Query(terms=terms[:MAX_TERMS], role=role)
+    return Query(terms=terms[:MAX_TERMS], role=role, skip_tool=RecallTool.name)
 
 
 def session_files(ctx: ToolContext, scope: str) -> list[tuple[str, Path]]:

@@ -9,7 +9,8 @@ from typing import Any
 from catbuddy.text import valid_text
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
-# Built-ins are offered to the model in this order; anything else (MCP tools) follows, sorted.
+# Built-ins are offered to the model in this order; anything else (MCP tools) follows, sorted. The only
+# place built-ins are named: everything else about a tool comes from the tool itself (tools/base.py).
 BUILTIN_ORDER = (
     "read_file",
     "write_file",
@@ -58,17 +59,18 @@ class ToolRegistry:
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         self._schemas: list[dict[str, Any]] | None = None  # built once per set of tools
+        self._compactable: frozenset[str] | None = None
         for tool in tools or []:
             self.register(tool)
 
     def register(self, tool: Tool) -> None:
         """Add a tool; a tool of the same name is replaced (e.g. a reconnected MCP server's)."""
         self._tools[tool.name] = tool
-        self._schemas = None
+        self._schemas = self._compactable = None
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
-        self._schemas = None
+        self._schemas = self._compactable = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -86,6 +88,12 @@ class ToolRegistry:
         if self._schemas is None:
             self._schemas = [tool.schema() for tool in self.tools()]
         return self._schemas
+
+    def microcompactable(self) -> frozenset[str]:
+        """The tools whose old results microcompaction may stub (docs/architecture.md §4)."""
+        if self._compactable is None:
+            self._compactable = frozenset(name for name, tool in self._tools.items() if tool.microcompactable)
+        return self._compactable
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -175,7 +183,9 @@ async def _run(tool: Tool, args: Any, ctx: ToolContext) -> ToolResult:
     except ToolError as exc:
         return ToolResult(f"Error: {exc}", is_error=True)
     except Exception as exc:  # a bug in a tool must not end the turn (RecursionError, MemoryError …)
-        return ToolResult(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+        return ToolResult(
+            f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True
+        )
 
 
 def _clean(result: ToolResult) -> ToolResult:

@@ -18,16 +18,25 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catbuddy import sandbox
+from catbuddy.context.compaction.ledger_exec import (
+    file_removals,
+    is_test_command,
+    output_tail,
+    runner_verdict,
+)
 from catbuddy.safety.deny import CommandChecker
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.safety.protected import ProtectedPlaces
 from catbuddy.sandbox.classify import sandbox_note
 from catbuddy.sandbox.environment import exec_environment
 from catbuddy.sandbox.launch import plan
-from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
+from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
+from catbuddy.tools.base import Preview, PreviewKind, Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.output import HeadTailBuffer
 
 EXEC_MAX_OUTPUT_CHARS = 30_000
@@ -40,15 +49,6 @@ FAST_POLL_SECONDS = 0.01
 
 class ExecTool(Tool):
     name = "exec"
-    description = (
-        "Run a bash command in the work root (non-interactive: stdin is empty). Returns stdout and stderr "
-        "merged, and the exit code. Default timeout 60 s, at most 600 s; on timeout the command and all "
-        "its children are killed, and background processes (`cmd &`) do not outlive the call. Commands run "
-        "in a sandbox when one is available: only the work root and /tmp are writable and the network is "
-        "off unless the user allowed it; a result says when the sandbox was the reason it failed. "
-        "Secrets (API keys, tokens) are not in its environment. Output over 30,000 characters is cut in "
-        "the middle."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -58,6 +58,24 @@ class ExecTool(Tool):
         "required": ["command"],
     }
     kind = ToolKind.EXEC
+    microcompactable = True
+
+    def preview(self, args: Mapping[str, Any], ctx: ToolContext) -> Preview:
+        return Preview(str(args.get("command", "")), PreviewKind.COMMAND)
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        """The command and how it ended (the ledger reads status and exit code from ``meta``); a test
+        command also as a test run, with the runner's verdict, once it ran."""
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return []
+        tail = meta.extra.get("tail")
+        facts = [LedgerFact(FactKind.COMMAND, command, tail if isinstance(tail, str) else "")]
+        ran = meta.exit_code is not None or meta.status is ToolStatus.TIMED_OUT
+        if ran and is_test_command(command):
+            verdict = meta.extra.get("verdict")
+            facts.append(LedgerFact(FactKind.TEST, command, verdict if isinstance(verdict, str) else ""))
+        return facts
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = args.get("command")
@@ -65,11 +83,15 @@ class ExecTool(Tool):
             raise ToolError("`command` must be a non-empty string.")
         settings = ctx.settings
         # The approval policy checked this already; checking again keeps exec safe on its own.
-        checker = CommandChecker(settings.tools.deny_patterns, home=ctx.workspace.home, work_root=ctx.work_root)
+        checker = CommandChecker(
+            settings.tools.deny_patterns, home=ctx.workspace.home, work_root=ctx.work_root
+        )
         verdict = await asyncio.to_thread(checker.check, command)
         if verdict.deny:
             raise ToolError(f"Refused: {verdict.deny}. This command is blocked in every approval mode.")
-        timeout, note = _timeout(args.get("timeout"), settings.tools.exec_timeout, settings.tools.exec_max_timeout)
+        timeout, note = _timeout(
+            args.get("timeout"), settings.tools.exec_timeout, settings.tools.exec_max_timeout
+        )
         status = await asyncio.to_thread(sandbox.status, settings)
         launch = plan(command, status=status, work_root=ctx.work_root, home=ctx.workspace.home)
         environment = exec_environment(
@@ -78,12 +100,14 @@ class ExecTool(Tool):
             secrets=settings.held_secrets(),
             allow=settings.sandbox.env_allow,
         )
-        result = await run_command(launch.argv, str(ctx.work_root), timeout, note, env=environment.env)
+        ran = await run_command(launch.argv, str(ctx.work_root), timeout, env=environment.env)
+        result = command_result(ran, timeout, note)
+        _add_facts(result, command, ran.output)
         result.meta["sandbox"] = status.label
         if launch.sandboxed:
             own = [str(p) for p in ProtectedPlaces.of(ctx.workspace.home, ctx.work_root).homes]
             own.append(str(ctx.work_root / ".catbuddy"))
-            extra = sandbox_note(result.content, result.meta.get("exit_code"), status, own, str(ctx.work_root))
+            extra = sandbox_note(result.content, result.exit_code, status, own, str(ctx.work_root))
             if extra:
                 result.content += "\n" + extra
         return result
@@ -99,9 +123,34 @@ def _timeout(value: Any, default: int, maximum: int) -> tuple[float, str]:
     return float(value), ""
 
 
+@dataclass(frozen=True)
+class CommandRun:
+    """How a command ended, and its output (head and tail, cut to ``EXEC_MAX_OUTPUT_CHARS``)."""
+
+    output: str
+    code: int | None
+    timed_out: bool
+    detached: bool  # background processes still held the output open when it ended
+    elapsed: float
+
+
+def _add_facts(result: ToolResult, command: str, output: str) -> None:
+    """What the ledger keeps of a command: a failing one's output tail, a test runner's verdict line,
+    and the files a plain `rm`/`mv` that succeeded removed (best effort, docs/architecture.md §5)."""
+    if result.outcome is not ToolStatus.OK:
+        result.meta["tail"] = output_tail(output)
+    if is_test_command(command):
+        result.meta["verdict"] = runner_verdict(output)
+    if result.outcome is ToolStatus.OK:
+        result.paths = [
+            PathChange(path, Change.DELETED, moved_to=moved_to or "")
+            for path, moved_to in file_removals(command)
+        ]
+
+
 async def run_command(
-    argv: list[str], cwd: str, timeout: float, note: str = "", *, env: dict[str, str] | None = None
-) -> ToolResult:
+    argv: list[str], cwd: str, timeout: float, *, env: dict[str, str] | None = None
+) -> CommandRun:
     """Run ``argv`` (bwrap, the supervisor, or bash) in its own session and process group."""
     started = time.monotonic()
     try:
@@ -136,7 +185,8 @@ async def run_command(
         await asyncio.shield(kill_group(proc))
         raise
     elapsed = time.monotonic() - started
-    return _result(buffer, proc.returncode, timed_out, detached, timeout, elapsed, note)
+    output = buffer.text(EXEC_MAX_OUTPUT_CHARS).rstrip("\n")
+    return CommandRun(output, proc.returncode, timed_out, detached, elapsed)
 
 
 def _release_pipe(proc: asyncio.subprocess.Process) -> None:
@@ -211,17 +261,10 @@ async def _exited(proc: asyncio.subprocess.Process, timeout: float) -> bool:
     return True
 
 
-def _result(
-    buffer: HeadTailBuffer,
-    code: int | None,
-    timed_out: bool,
-    detached: bool,
-    timeout: float,
-    elapsed: float,
-    note: str,
-) -> ToolResult:
-    output = buffer.text(EXEC_MAX_OUTPUT_CHARS).rstrip("\n")
-    lines = [output if output else "(no output)", ""]
+def command_result(run: CommandRun, timeout: float, note: str = "") -> ToolResult:
+    """What the model reads: the output, a blank line, then how the command ended."""
+    code, timed_out = run.code, run.timed_out
+    lines = [run.output if run.output else "(no output)", ""]
     if timed_out:
         lines.append(f"Timed out after {timeout:g} s; the command and its children were killed.")
     elif code is not None and code < 0:
@@ -230,12 +273,16 @@ def _result(
         lines.append(f"Exit code: {code} (128 + {_signal_name(code - 128)}: killed by a signal)")
     else:
         lines.append(f"Exit code: {code}")
-    if detached:
+    if run.detached:
         lines.append("Background processes still held the output open; their later output is not shown.")
     if note:
         lines.append(note)
-    meta = {"exit_code": code, "timed_out": timed_out, "elapsed": round(elapsed, 3)}
-    return ToolResult("\n".join(lines), meta=meta)
+    meta = {"exit_code": code, "timed_out": timed_out, "elapsed": round(run.elapsed, 3)}
+    if timed_out:
+        status = ToolStatus.TIMED_OUT
+    else:
+        status = ToolStatus.OK if code == 0 else ToolStatus.ERROR
+    return ToolResult("\n".join(lines), meta=meta, status=status, exit_code=None if timed_out else code)
 
 
 def _signal_name(number: int) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.skills.loader import SKILL_FILE, Skill, SkillCatalog, discover_skills
+from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta, ToolStatus
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 MAX_BODY_CHARS = 40_000  # skill results are never compacted, so a runaway SKILL.md must not fill the window
@@ -24,12 +25,6 @@ MAX_LISTED_SUGGESTIONS = 3
 
 class SkillTool(Tool):
     name = "skill"
-    description = (
-        "Load a skill: task-specific instructions listed under 'Available Skills' in the system prompt. "
-        "Before doing a task a skill covers, call this with the skill's name and follow what it says. "
-        "The result lists the skill's bundled files (templates, references, scripts); pass `file` with "
-        "one of those relative paths to read it."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -48,6 +43,15 @@ class SkillTool(Tool):
     def summary(self, args: Mapping[str, Any]) -> str:
         name = str(args.get("name", ""))
         return f"{name}/{args['file']}" if args.get("file") else name
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        name = args.get("name")
+        if meta.status is not ToolStatus.OK or not isinstance(name, str) or not name.strip():
+            return []
+        file = args.get("file")
+        return [
+            LedgerFact(FactKind.SKILL, name.strip() + (f"/{file}" if isinstance(file, str) and file else ""))
+        ]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         catalog = ctx.skills if ctx.skills is not None else discover_skills(ctx.workspace)

@@ -12,11 +12,13 @@ import asyncio
 import ipaddress
 import os
 import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import truncate_head
+from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta, ToolStatus
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
@@ -126,10 +128,6 @@ async def resolve_checked(host: str, port: int, allow_private: bool) -> str:
 
 class WebFetchTool(Tool):
     name = "web_fetch"
-    description = (
-        "Fetch a web page (http or https) and return it as Markdown (HTML converted; text and JSON as is). "
-        "Up to 2 MB are downloaded and 50,000 characters returned. Local and private addresses are refused."
-    )
     parameters = {
         "type": "object",
         "properties": {
@@ -139,6 +137,11 @@ class WebFetchTool(Tool):
         "required": ["url"],
     }
     kind = ToolKind.NETWORK
+    microcompactable = True
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        url = args.get("url")  # a failed fetch too: the error says what went wrong with it
+        return [LedgerFact(FactKind.URL, url)] if isinstance(url, str) and url.strip() else []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         import httpx
@@ -250,7 +253,6 @@ def _decode(body: bytes, ctype: str, url: str) -> str:
 
 class WebSearchTool(Tool):
     name = "web_search"
-    description = "Search the web. Returns titles, URLs and snippets of the top results."
     parameters = {
         "type": "object",
         "properties": {
@@ -260,6 +262,17 @@ class WebSearchTool(Tool):
         "required": ["query"],
     }
     kind = ToolKind.NETWORK
+    microcompactable = True
+
+    def result_summary(self, args: Mapping[str, Any], meta: ToolMeta) -> str:
+        found = meta.extra.get("results")
+        if meta.status is ToolStatus.OK and isinstance(found, int):
+            return f"{found} result{'' if found == 1 else 's'}"
+        return super().result_summary(args, meta)
+
+    def ledger_facts(self, args: Mapping[str, Any], meta: ToolMeta) -> list[LedgerFact]:
+        query = args.get("query")
+        return [LedgerFact(FactKind.SEARCH, query)] if isinstance(query, str) and query.strip() else []
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         import httpx

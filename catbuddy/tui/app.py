@@ -322,7 +322,7 @@ class CatbuddyApp(SlashCommands):
             if block is None:
                 block = await self._tool_started(event.call_id, event.name, "", "")
                 self._tools.pop(event.call_id, None)
-            block.finish(event.result, event.is_error, event.duration, event.display)
+            block.finish(event.result, event.is_error, event.duration, event.display, event.meta)
         elif isinstance(event, ev.ApprovalRequested):
             if event.answerable:
                 await self._ask_approval(event)

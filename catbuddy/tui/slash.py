@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -17,6 +18,7 @@ from catbuddy.workspace import shipped_default
 if TYPE_CHECKING:
     from catbuddy.agent import events as ev
     from catbuddy.memory.saving import VersionedSaver
+    from catbuddy.session.history import HistoryEntry
     from catbuddy.tui.screens.editor import EditableFile
 else:
     ev = lazy_module("catbuddy.agent.events")
@@ -362,8 +364,9 @@ class SlashCommands(App[str | None]):
         self.notice(f"Copied the last reply ({len(text):,} characters) to the clipboard.{where}", "success")
 
 
-def _last_reply(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
+def _last_reply(entries: Sequence[HistoryEntry]) -> str:
+    for entry in reversed(entries):
+        message = entry.message
         if message.get("role") == "assistant":
             text = content_text(message.get("content"))
             if text.strip():

@@ -9,7 +9,9 @@ import pytest
 from catbuddy.agent import events as ev
 
 SAMPLES: list[ev.Event] = [
-    ev.SessionOpened("20261202-101010-abcdef", True, "gpt-4o", "/home/u/.catbuddy/projects/p/sessions/x.jsonl"),
+    ev.SessionOpened(
+        "20261202-101010-abcdef", True, "gpt-4o", "/home/u/.catbuddy/projects/p/sessions/x.jsonl"
+    ),
     ev.TurnStarted(3, "fix the tests"),
     ev.StateChanged(ev.LoopState.IDLE, ev.LoopState.RUN),
     ev.TextDelta("Hel"),
@@ -21,11 +23,22 @@ SAMPLES: list[ev.Event] = [
         }
     ),
     ev.ToolCallStarted("c1", "exec", '{"command": "pytest"}', "pytest"),
+    ev.ToolCallStarted("c2", "exec", '{"command": "pytest"}', "pytest", "exec"),
     ev.ToolCallFinished("c1", "exec", "2 passed", False, 0.25, None),
+    ev.ToolCallFinished(
+        "c2",
+        "edit_file",
+        "Edited a.py",
+        False,
+        0.01,
+        "--- a/a.py\n",
+        {"status": "ok", "paths": [{"path": "a.py", "change": "modified", "added": 1, "removed": 1}]},
+    ),
     ev.ApprovalRequested(
         "c1", "exec", {"command": "pytest"}, "pytest", "pytest", "pytest", "runs `pytest`", answerable=False
     ),
     ev.ApprovalResolved("c1", "exec", "deny_with_note", "not now"),
+    ev.ApprovalResolved("c2", "exec", "denied_by_rule", reason="refused: deletes your home directory"),
     ev.UsageReported(1200, 40, 1180, 1.02, cached_tokens=1024),
     ev.ContextStatus(used=8391, budget=110_592, compact_at=88_473, model="gpt-4o"),
     ev.GovernanceReported({"microcompacted": 2, "tokens_before": 9000}, "2 old tool results compacted"),
@@ -36,6 +49,13 @@ SAMPLES: list[ev.Event] = [
     ev.DreamProposed("dream-1", "--- a/project/MEMORY.md\n+++ b/project/MEMORY.md\n", "+1 −0 ~0", 3),
     ev.DreamFinished("applied", "Dream read 3 entries", 1, 0, 0, 3, 7, manual=True),
     ev.ErrorOccurred("Cannot connect", "Check the base URL"),
+    ev.ErrorOccurred("Still too large", "Raise context_window", "context_length_exceeded"),
+    ev.ModelChanged("gpt-4.1"),
+    ev.ApprovalModeChanged("auto-edit"),
+    ev.TurnStopped(4),
+    ev.IterationCapReached(50),
+    ev.ContextTooLong("maximum context length is 8192 tokens"),
+    ev.CompactionAttemptFailed("the summary was longer than what it replaces", 2),
     ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
 ]
 

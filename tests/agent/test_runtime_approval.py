@@ -42,7 +42,7 @@ async def test_allow_once_runs_the_command_after_asking(workspace, scripted_llm,
     assert len(asked) == 1 and asked[0].name == "exec"
     assert asked[0].preview == "touch made.txt" and asked[0].suggested_pattern == "touch"
     assert (workspace.work_root / "made.txt").exists()
-    assert session_events(loop, "approval")[0].data["decision"] == "allow_once"
+    assert session_events(loop, "approval_resolved")[0].data["decision"] == "allow_once"
 
 
 async def test_allow_once_asks_again_for_the_next_matching_call(workspace, scripted_llm, make_loop):
@@ -110,7 +110,7 @@ async def test_deny_with_a_note_passes_the_note_to_the_model(workspace, scripted
     assert (workspace.work_root / "a.py").read_text() == "x = 1\n"
     result = scripted_llm.requests[1].messages[-1]["content"]
     assert result == "The user denied this call and said: use 3, not 2"
-    assert session_events(loop, "approval")[0].data["note"] == "use 3, not 2"
+    assert session_events(loop, "approval_resolved")[0].data["note"] == "use 3, not 2"
 
 
 @pytest.mark.parametrize(
@@ -146,7 +146,7 @@ async def test_deny_patterns_are_refused_in_yolo_mode_too(workspace, scripted_ll
     assert not events.of(ApprovalRequested)
     result = events.of(ToolCallFinished)[0]
     assert result.is_error and result.result.startswith("Refused by catbuddy's safety rules")
-    assert session_events(loop, "approval")[0].data["decision"] == "denied_by_rule"
+    assert session_events(loop, "approval_resolved")[0].data["decision"] == "denied_by_rule"
 
 
 async def test_writing_a_session_file_is_refused_in_yolo_mode(workspace, scripted_llm, make_loop):

@@ -69,7 +69,7 @@ async def test_a_scripted_session_fixes_the_bug_on_disk_and_persists_every_step(
     assert "return a - b" in results[0]["content"]
     assert messages[1]["content"] == "Let me look."
     assert messages[-1]["content"].startswith("Fixed: `add` subtracted")
-    assert loop.transcript() == messages
+    assert [entry.message for entry in loop.transcript()] == messages
 
 
 async def test_each_request_is_the_system_prompt_plus_every_persisted_message_byte_for_byte(
@@ -94,7 +94,11 @@ async def test_each_request_is_the_system_prompt_plus_every_persisted_message_by
         assert sent[1:] == persisted[: len(sent) - 1]
         # …and exactly what governance produces from it (nothing to change in so short a session).
         governed = govern_context(
-            persisted[: len(sent) - 1], FixedPart(system["content"], tools), loop.turn_context().budget, loop.turn_context().counter
+            persisted[: len(sent) - 1],
+            FixedPart(system["content"], tools),
+            loop.turn_context().budget,
+            loop.turn_context().counter,
+            compactable=loop.registry.microcompactable(),
         )
         assert governed.messages == sent
         assert request.tools == tools

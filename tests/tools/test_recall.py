@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from catbuddy.config import ContextSettings
-from catbuddy.context.governance.governor_steps import COMPACTABLE_TOOLS
 from catbuddy.session.store import Session, SessionStore
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.recall import RecallTool
@@ -47,7 +46,7 @@ async def recall(ctx: ToolContext, **args: Any) -> Any:
 
 
 def test_recall_results_are_microcompactable() -> None:
-    assert "recall" in COMPACTABLE_TOOLS
+    assert RecallTool.microcompactable
 
 
 async def test_finds_a_word_in_a_folded_tool_result_with_its_id_role_and_position(ctx, store) -> None:

@@ -195,8 +195,10 @@ class FakeLoop:
             {"role": "assistant", "content": "an earlier answer"},
         ]
 
-    def transcript(self) -> list[dict[str, Any]]:
-        return list(self.messages)
+    def transcript(self) -> list[Any]:
+        from catbuddy.session.history import HistoryEntry
+
+        return [HistoryEntry(f"m{index:06d}", message) for index, message in enumerate(self.messages, 1)]
 
     def context_report(self) -> FakeReport:
         return self.report

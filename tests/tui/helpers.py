@@ -44,7 +44,8 @@ def make_long_session(workspace: Any, messages: int, model: str = "scripted") ->
             "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
         }
         session.append_message({"role": "assistant", "content": None, "tool_calls": [call]})
-        session.append_message({"role": "tool", "tool_call_id": f"call_{turn}", "content": "print(1)\n" * 5})
+        result = {"role": "tool", "tool_call_id": f"call_{turn}", "content": "print(1)\n" * 5}
+        session.append_message(result, {"status": "ok", "summary": "5 lines"})
         session.append_message(
             {"role": "assistant", "content": f"Answer **{turn}**\n\n```python\nx = {turn}\n```\n"}
         )

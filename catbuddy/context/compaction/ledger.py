@@ -7,33 +7,48 @@ keeps a short tail), the last result of each test command, the errors met, the U
 searches, the skills loaded, the MCP tools used, and any malformed tool call. It is stored as data in
 the ``compaction`` record, so the next compaction merges data rather than text, and it is bounded:
 the oldest reads go first, a changed file never goes.
+
+It reads each call's stored outcome (``catbuddy.tool_meta``, written beside the result): its status and
+exit code, the paths it changed, and the facts its tool reported (``Tool.ledger_facts``). No tool is
+named here, so a new tool's calls are recorded without a change to this file. Results stored without an
+outcome (older sessions, a call that never got a result) are read from their text by
+``context/compaction/ledger_legacy.py``.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catbuddy.context.compaction.ledger_exec import (
-    exec_outcome,
-    file_removals,
-    is_test_command,
-    output_tail,
-    runner_verdict,
+from catbuddy.context.compaction.ledger_legacy import absorb_legacy
+from catbuddy.context.compaction.ledger_model import (
+    CommandRun,
+    FileChange,
+    Ledger,
+    LedgerWriter,
+    Note,
+    TestRun,
 )
 from catbuddy.context.compaction.prompts import render
 from catbuddy.messages import content_text
 from catbuddy.session.history import HistoryEntry
-from catbuddy.text import cut_line
+from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
+
+__all__ = [
+    "CommandRun",
+    "FileChange",
+    "Ledger",
+    "Note",
+    "TestRun",
+    "bound_ledger",
+    "build_ledger",
+    "render_ledger",
+]
 
 LEDGER_TEMPLATE = "compact_ledger.md.j2"
-LEDGER_VERSION = 1
 # Hard caps per list, before the token bound; the newest entries are kept.
 MAX_READS = 60
 MAX_COMMANDS = 30
@@ -44,144 +59,8 @@ MAX_SEARCHES = 10
 MAX_SKILLS = 20
 MAX_MCP_TOOLS = 30
 MAX_MALFORMED = 10
-COMMAND_CHARS = 200
-ERROR_CHARS = 200
-# What the tools answer when a call did not do its job (tools/registry.run_tool, agent/tool_calls.py).
-ERROR_PREFIXES = ("Error:", "Refused", "The user denied", "[Cancelled", "[Tool result unavailable")
-UNKNOWN_TOOL_RE = re.compile(r"^Error: there is no tool named ")
-KNOWN_TOOLS = frozenset(
-    {
-        "read_file",
-        "write_file",
-        "edit_file",
-        "list_dir",
-        "grep",
-        "exec",
-        "web_fetch",
-        "web_search",
-        "skill",
-        "recall",
-    }
-)
-EDITED_RE = re.compile(r"^Edited .*: replaced (\d+) occurrences?")
-WROTE_RE = re.compile(r"^(Created|Overwrote|Wrote) .* \(([\d,]+) lines?, ")
-READ_LINE_RE = re.compile(r"^ *\d+\t(.*)$")
 # The order in which the bound drops entries; changed files are never dropped.
 DROP_ORDER = ("reads", "commands", "searches", "urls", "errors", "tests", "malformed", "mcp_tools", "skills")
-
-
-@dataclass
-class FileChange:
-    path: str
-    status: str  # created, modified, deleted
-    added: int = 0
-    removed: int = 0
-    edits: int = 0
-    last_edit: str = ""  # id of the message that holds the last change's result
-    removed_unknown: bool = False  # an overwrite of content the session never showed
-    moved_to: str = ""
-
-
-@dataclass
-class CommandRun:
-    command: str
-    status: str  # ok, failed, timeout, killed, error, unknown, no result
-    exit_code: int | None
-    id: str
-    tail: str = ""  # a failing command's last lines
-    runs: int = 1  # the same command run several times in a row
-
-
-@dataclass
-class TestRun:
-    command: str
-    status: str
-    exit_code: int | None
-    id: str
-    summary: str = ""
-
-
-@dataclass
-class Note:
-    """An error result, or a malformed tool call: which tool, where, and what was wrong."""
-
-    tool: str
-    id: str
-    text: str
-
-
-@dataclass
-class Ledger:
-    reads: dict[str, str] = field(default_factory=dict)  # path -> last read's message id, oldest first
-    changes: dict[str, FileChange] = field(default_factory=dict)
-    commands: list[CommandRun] = field(default_factory=list)
-    tests: list[TestRun] = field(default_factory=list)  # the last run of each test command, newest last
-    errors: list[Note] = field(default_factory=list)
-    urls: dict[str, str] = field(default_factory=dict)  # url -> message id ("failed" noted in errors)
-    searches: dict[str, str] = field(default_factory=dict)
-    skills: dict[str, str] = field(default_factory=dict)
-    mcp_tools: dict[str, int] = field(default_factory=dict)  # name -> calls
-    malformed: list[Note] = field(default_factory=list)
-    dropped: dict[str, int] = field(default_factory=dict)  # entries the bounds left out, per list
-
-    # --- storage --------------------------------------------------------------------------------
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["version"] = LEDGER_VERSION
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Ledger:
-        """A stored ledger; anything unreadable in it is left out rather than failing a compaction."""
-        ledger = cls()
-        if not isinstance(data, Mapping):
-            return ledger
-        ledger.reads = _str_map(data.get("reads"))
-        ledger.urls = _str_map(data.get("urls"))
-        ledger.searches = _str_map(data.get("searches"))
-        ledger.skills = _str_map(data.get("skills"))
-        ledger.mcp_tools = {k: v for k, v in _map(data.get("mcp_tools")).items() if isinstance(v, int)}
-        ledger.dropped = {k: v for k, v in _map(data.get("dropped")).items() if isinstance(v, int)}
-        for path, raw in _map(data.get("changes")).items():
-            change = _load(FileChange, raw)
-            if change is not None:
-                ledger.changes[str(path)] = change
-        ledger.commands = _load_list(CommandRun, data.get("commands"))
-        ledger.tests = _load_list(TestRun, data.get("tests"))
-        ledger.errors = _load_list(Note, data.get("errors"))
-        ledger.malformed = _load_list(Note, data.get("malformed"))
-        return ledger
-
-    @property
-    def empty(self) -> bool:
-        return not any(
-            (self.reads, self.changes, self.commands, self.tests, self.errors, self.urls, self.searches,
-             self.skills, self.mcp_tools, self.malformed)
-        )  # fmt: skip
-
-    @property
-    def last_test(self) -> TestRun | None:
-        return self.tests[-1] if self.tests else None
-
-    # --- the view the template renders ----------------------------------------------------------
-
-    def view(self) -> dict[str, Any]:
-        changed = set(self.changes)
-        return {
-            "changes": list(self.changes.values()),
-            "reads": [(path, mid) for path, mid in self.reads.items() if path not in changed],
-            "commands": self.commands,
-            "tests": self.tests,
-            "last_test": self.last_test,
-            "errors": self.errors,
-            "urls": list(self.urls.items()),
-            "searches": list(self.searches.items()),
-            "skills": list(self.skills.items()),
-            "mcp_tools": list(self.mcp_tools.items()),
-            "malformed": self.malformed,
-            "dropped": {k: v for k, v in self.dropped.items() if v},
-        }
 
 
 def render_ledger(ledger: Ledger) -> str:
@@ -205,7 +84,7 @@ def build_ledger(
         ledger = Ledger.from_dict(previous.to_dict())
     else:
         ledger = Ledger.from_dict(previous)
-    _Builder(ledger, str(work_root) if work_root else None).absorb(entries)
+    _Builder(LedgerWriter(ledger, str(work_root) if work_root else None)).absorb(entries)
     _cap(ledger)
     return ledger
 
@@ -220,10 +99,8 @@ class _Call:
 
 
 class _Builder:
-    def __init__(self, ledger: Ledger, work_root: str | None) -> None:
-        self.ledger = ledger
-        self.work_root = work_root
-        self.known: dict[str, str] = {}  # path -> its whole content as last seen (to diff an overwrite)
+    def __init__(self, writer: LedgerWriter) -> None:
+        self.writer = writer
 
     def absorb(self, entries: Sequence[HistoryEntry]) -> None:
         pending: dict[str, _Call] = {}
@@ -236,182 +113,89 @@ class _Builder:
             elif role == "tool":
                 answered = pending.pop(str(message.get("tool_call_id")), None)
                 if answered is not None:
-                    self._safely(answered, content_text(message.get("content")), entry.id)
+                    self._safely(answered, entry)
         for call in pending.values():  # a call that never got its result
-            self._safely(call, None, call.message_id)
+            self._safely(call, None)
 
-    def _safely(self, call: _Call, result: str | None, result_id: str) -> None:
+    def _safely(self, call: _Call, result: HistoryEntry | None) -> None:
+        mid = result.id if result is not None else call.message_id
         try:
-            self._one(call, result, result_id)
+            self._one(call, result, mid)
         except Exception as exc:  # a ledger entry is never worth a failed compaction
-            self._malformed(
-                call, f"could not be read into the ledger ({type(exc).__name__}: {exc})", result_id
+            self.writer.malformed(
+                call.name, f"could not be read into the ledger ({type(exc).__name__}: {exc})", mid
             )
 
-    def _one(self, call: _Call, result: str | None, result_id: str) -> None:
+    def _one(self, call: _Call, result: HistoryEntry | None, mid: str) -> None:
         if call.problem:
-            self._malformed(call, call.problem, result_id)
+            self.writer.malformed(call.name, call.problem, mid)
             return
-        if result is not None and UNKNOWN_TOOL_RE.match(result):
-            self._malformed(call, "unknown tool", result_id)
+        text = content_text(result.message.get("content")) if result is not None else None
+        meta = ToolMeta.from_json(result.meta) if result is not None else None
+        if meta is None or meta.status is ToolStatus.UNKNOWN:
+            absorb_legacy(self.writer, call.name, call.args or {}, text, mid)
             return
-        if call.name not in KNOWN_TOOLS and not call.name.startswith("mcp__"):
-            self._malformed(call, "unknown tool", result_id)
+        self._outcome(call.name, meta, text or "", mid)
+
+    def _outcome(self, name: str, meta: ToolMeta, text: str, mid: str) -> None:
+        """A call with a stored outcome: its error, the paths it changed, its tool's facts."""
+        writer = self.writer
+        if meta.malformed:
+            writer.malformed(name, meta.malformed, mid)
             return
-        args = call.args or {}
-        failed = result is None or result.startswith(ERROR_PREFIXES)
-        if result is None:
-            self._error(call.name, result_id, "the call got no result (interrupted or lost)")
-        elif failed:
-            self._error(call.name, result_id, result)
-        handler = getattr(self, f"_tool_{call.name}", None)
-        if call.name.startswith("mcp__"):
-            self.ledger.mcp_tools[call.name] = self.ledger.mcp_tools.get(call.name, 0) + 1
-        elif handler is not None:
-            handler(args, result or "", failed, result_id)
+        # A command that ran and exited non-zero, or timed out, is a command's status, not an error met.
+        if meta.failed and meta.exit_code is None and meta.status is not ToolStatus.TIMED_OUT:
+            writer.error(name, mid, text)
+        for change in meta.paths:
+            self._change(change, mid)
+        for fact in meta.facts:
+            self._fact(fact, meta, mid)
 
-    # --- per tool ----------------------------------------------------------------------------------
-
-    def _tool_read_file(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        path = self._path(args.get("path"))
-        if failed or not path:
+    def _change(self, change: PathChange, mid: str) -> None:
+        writer = self.writer
+        if change.change is Change.DELETED:
+            writer.removed(change.path, change.moved_to or None, mid)
             return
-        self.ledger.reads.pop(path, None)
-        self.ledger.reads[path] = mid
-        whole = not args.get("offset") or args.get("offset") == 1
-        if whole and "\n\n[Showing lines " not in result and "[... line cut" not in result:
-            lines = [m.group(1) for line in result.split("\n") if (m := READ_LINE_RE.match(line))]
-            self.known[path] = "\n".join(lines) + ("\n" if lines else "")
-
-    def _tool_write_file(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        path, content = self._path(args.get("path")), args.get("content")
-        match = WROTE_RE.match(result)
-        if failed or not path or not isinstance(content, str) or match is None:
-            return
-        verb = match.group(1)
-        if verb == "Wrote":  # "the content was unchanged"
-            self.known[path] = content
-            return
-        change = self.ledger.changes.get(path)
-        if verb == "Created":
-            added, removed, unknown = _line_count(content), 0, False
-            status = "created" if change is None or change.status == "created" else "modified"
-        else:
-            before = self.known.get(path)
-            unknown = before is None
-            added, removed = _line_delta(before, content) if before is not None else (_line_count(content), 0)
-            status = "created" if change is not None and change.status == "created" else "modified"
-        self._change(path, status, added, removed, mid, unknown=unknown)
-        self.known[path] = content
-
-    def _tool_edit_file(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        path, old, new = self._path(args.get("path")), args.get("old_string"), args.get("new_string")
-        match = EDITED_RE.match(result)
-        if failed or not path or not isinstance(old, str) or not isinstance(new, str) or match is None:
-            return
-        times = int(match.group(1))
-        added, removed = _line_delta(old, new)
-        change = self.ledger.changes.get(path)
-        status = "created" if change is not None and change.status == "created" else "modified"
-        self._change(path, status, added * times, removed * times, mid)
-        if path in self.known:
-            known = self.known[path]
-            self.known[path] = (
-                known.replace(old, new) if args.get("replace_all") else known.replace(old, new, 1)
-            )
-
-    def _tool_exec(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        command = args.get("command")
-        if not isinstance(command, str) or not command.strip():
-            return
-        shown = cut_line(" ".join(command.split()), COMMAND_CHARS)
-        if result == "":
-            outcome_status, code, output = "no result", None, ""
-        else:
-            outcome = exec_outcome(result, failed)
-            outcome_status, code, output = outcome.status, outcome.exit_code, outcome.output
-        tail = output_tail(output) if outcome_status in ("failed", "timeout", "killed", "unknown") else ""
-        commands = self.ledger.commands
-        if commands and commands[-1].command == shown and commands[-1].status == outcome_status:
-            last = commands[-1]
-            last.exit_code, last.id, last.tail, last.runs = code, mid, tail, last.runs + 1
-        else:
-            commands.append(CommandRun(shown, outcome_status, code, mid, tail))
-        if is_test_command(command) and outcome_status != "error":
-            self.ledger.tests = [t for t in self.ledger.tests if t.command != shown]
-            self.ledger.tests.append(TestRun(shown, outcome_status, code, mid, runner_verdict(output)))
-        if outcome_status == "ok":
-            for removed_path, moved_to in file_removals(command):
-                self._removed(removed_path, moved_to, mid)
-
-    def _tool_web_fetch(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        url = args.get("url")
-        if isinstance(url, str) and url.strip():
-            self.ledger.urls.pop(url.strip(), None)
-            self.ledger.urls[url.strip()] = mid
-
-    def _tool_web_search(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        query = args.get("query")
-        if isinstance(query, str) and query.strip():
-            key = cut_line(" ".join(query.split()), COMMAND_CHARS)
-            self.ledger.searches.pop(key, None)
-            self.ledger.searches[key] = mid
-
-    def _tool_skill(self, args: dict[str, Any], result: str, failed: bool, mid: str) -> None:
-        name = args.get("name")
-        if failed or not isinstance(name, str) or not name.strip():
-            return
-        key = name.strip() + (
-            f"/{args['file']}" if isinstance(args.get("file"), str) and args["file"] else ""
-        )
-        self.ledger.skills.pop(key, None)
-        self.ledger.skills[key] = mid
-
-    # --- helpers -----------------------------------------------------------------------------------
-
-    def _path(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            return ""
-        path = os.path.normpath(value.strip())
-        if self.work_root and os.path.isabs(path):
-            root = os.path.normpath(self.work_root)
-            if path.startswith(root + os.sep):
-                path = path[len(root) + 1 :]
-        return path
-
-    def _change(
-        self, path: str, status: str, added: int, removed: int, mid: str, *, unknown: bool = False
-    ) -> None:
-        change = self.ledger.changes.pop(path, None) or FileChange(path, status)
-        change.status = status
-        change.added += added
-        change.removed += removed
-        change.edits += 1
-        change.last_edit = mid
-        change.removed_unknown = change.removed_unknown or unknown
-        change.moved_to = ""
-        self.ledger.changes[path] = change  # re-inserted: the order is the order of the last change
-
-    def _removed(self, raw_path: str, moved_to: str | None, mid: str) -> None:
-        path = self._path(raw_path)
+        path = writer.path(change.path)
         if not path:
             return
-        change = self.ledger.changes.pop(path, None) or FileChange(path, "deleted")
-        change.status, change.last_edit, change.edits = "deleted", mid, change.edits + 1
-        change.moved_to = self._path(moved_to) if moved_to else ""
-        self.ledger.changes[path] = change
-        self.known.pop(path, None)
-        if moved_to:
-            target = self._path(moved_to)
-            if target:
-                self._change(target, "created", 0, 0, mid)
+        status = writer.status_after(path, created=change.change is Change.CREATED)
+        unknown = change.removed is None
+        writer.change(path, status, change.added or 0, change.removed or 0, mid, unknown=unknown)
 
-    def _error(self, tool: str, mid: str, text: str) -> None:
-        first = next((line for line in text.splitlines() if line.strip()), text)
-        self.ledger.errors.append(Note(tool, mid, cut_line(first.strip(), ERROR_CHARS)))
+    def _fact(self, fact: LedgerFact, meta: ToolMeta, mid: str) -> None:
+        writer = self.writer
+        kind = fact.kind
+        if kind == FactKind.READ:
+            writer.read(fact.value, mid)
+        elif kind == FactKind.COMMAND:
+            status, code = command_status(meta)
+            writer.command(fact.value, status, code, fact.detail, mid)
+        elif kind == FactKind.TEST:
+            status, code = command_status(meta)
+            if status != "error":
+                writer.test(fact.value, status, code, fact.detail, mid)
+        elif kind == FactKind.URL:
+            writer.url(fact.value, mid)
+        elif kind == FactKind.SEARCH:
+            writer.search(fact.value, mid)
+        elif kind == FactKind.SKILL:
+            writer.skill(fact.value, mid)
+        elif kind == FactKind.EXTERNAL:
+            writer.external(fact.value)
+        # a kind this version does not know: left out
 
-    def _malformed(self, call: _Call, problem: str, mid: str) -> None:
-        self.ledger.malformed.append(Note(call.name or "(no name)", mid, problem))
+
+def command_status(meta: ToolMeta) -> tuple[str, int | None]:
+    """How a command ended, in the ledger's words: ok, failed, timeout, killed, or error (not run)."""
+    code = meta.exit_code
+    if meta.status is ToolStatus.OK:
+        return "ok", code if code is not None else 0
+    if meta.status is ToolStatus.TIMED_OUT:
+        return "timeout", None
+    if code is not None:
+        return ("killed", code) if code < 0 else ("failed", code)
+    return "error", None
 
 
 def _calls(raw: Any, message_id: str) -> Iterable[_Call]:
@@ -446,21 +230,6 @@ def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(value, dict):
         return None, "arguments that are not a JSON object"
     return value, ""
-
-
-def _line_count(text: str) -> int:
-    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-
-
-def _line_delta(before: str, after: str) -> tuple[int, int]:
-    """Lines added and removed between two texts (what `git diff --stat` counts)."""
-    added = removed = 0
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            removed += i2 - i1
-            added += j2 - j1
-    return added, removed
 
 
 # --- bounds ---------------------------------------------------------------------------------------
@@ -536,30 +305,3 @@ def _trim_list(ledger: Ledger, name: str, limit: int) -> None:
     if len(value) > limit:
         ledger.dropped[name] = ledger.dropped.get(name, 0) + len(value) - limit
         del value[: len(value) - limit]
-
-
-# --- loading helpers ------------------------------------------------------------------------------
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
-
-
-def _str_map(value: Any) -> dict[str, str]:
-    return {k: str(v) for k, v in _map(value).items()}
-
-
-def _load(cls: Any, raw: Any) -> Any:
-    if not isinstance(raw, Mapping):
-        return None
-    names = set(cls.__dataclass_fields__)
-    try:
-        return cls(**{k: v for k, v in raw.items() if k in names})
-    except TypeError:
-        return None
-
-
-def _load_list(cls: Any, raw: Any) -> list[Any]:
-    if not isinstance(raw, list):
-        return []
-    return [item for item in (_load(cls, r) for r in raw) if item is not None]

@@ -13,6 +13,7 @@ answers. Anything else takes the exact path.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from functools import cache
 from typing import Any
@@ -64,12 +65,13 @@ def govern_by_bound(
     context: ContextSettings,
     calibration: float,
     compact_threshold: int,
+    compactable: Collection[str],
 ) -> GovernedContext | None:
     """The request exact governance would make, when the byte bound proves it; else None.
 
     The result's messages are the request; its sizes are upper bounds, not counts to show or learn from.
     """
-    if old_result_count(history.messages, context.keep_recent_results):
+    if old_result_count(history.messages, compactable, context.keep_recent_results):
         return None  # stubbing decisions compare savings, which bytes do not bound
     try:
         governed = govern_request(
@@ -80,6 +82,7 @@ def govern_by_bound(
             budget=budget,
             context=context,
             calibration=calibration,
+            compactable=compactable,
         )
     except ContextOverflowError:
         return None  # too big in bytes says nothing about tokens: exact counting decides

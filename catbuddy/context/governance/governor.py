@@ -10,7 +10,7 @@ has already counted, so a turn costs about one count of what is new.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -25,7 +25,6 @@ from catbuddy.context.governance.governor_snip import (
     snip_history,
 )
 from catbuddy.context.governance.governor_steps import (
-    COMPACTABLE_TOOLS,
     UNAVAILABLE_RESULT,
     MicrocompactStats,
     RepairStats,
@@ -39,7 +38,6 @@ from catbuddy.context.governance.governor_steps import (
 from catbuddy.session.history import SUMMARY_PREFIX, summary_message
 
 __all__ = [
-    "COMPACTABLE_TOOLS",
     "SUMMARY_PREFIX",
     "UNAVAILABLE_RESULT",
     "Budget",
@@ -170,6 +168,7 @@ def govern_context(
     budget: Budget,
     counter: TokenCounter,
     *,
+    compactable: Collection[str],
     keep_recent_results: int = ContextSettings.keep_recent_results,
     microcompact_min_tokens: int = 0,
     calibration: float = 1.0,
@@ -178,7 +177,7 @@ def govern_context(
 
     ``calibration`` (provider-reported prompt tokens ÷ our count) multiplies every count checked
     against the budget; values below 1 are treated as 1 so we never trust an under-count.
-    Old bulky results are stubbed in batches of at least ``microcompact_min_tokens`` saved, so the
+    Old results of the ``compactable`` tools (``ToolRegistry.microcompactable``) are stubbed in batches of at least ``microcompact_min_tokens`` saved, so the
     prefix stays byte-stable between batches; when the request would not fit without snipping, every
     result past the newest ``keep_recent_results`` is stubbed first.
     Raises ContextOverflowError if the fixed part, or the current turn even with its tool results
@@ -208,13 +207,17 @@ def govern_context(
     tokens_before = sizes.total + history_before
 
     repaired, orphans, fixes = repair(history)
-    compacted, micro = microcompact(repaired, counter, keep_recent_results, microcompact_min_tokens)
+    compacted, micro = microcompact(
+        repaired, counter, keep_recent_results, microcompact_min_tokens, compactable=compactable
+    )
     snipped = snip_history(
         compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
     )
     if (snipped.snipped or snipped.truncated) and micro.pending:
         # Budget pressure overrides the batch: stub everything old before any message is dropped.
-        compacted, micro = microcompact(repaired, counter, keep_recent_results, microcompact_min_tokens, force=True)
+        compacted, micro = microcompact(
+            repaired, counter, keep_recent_results, microcompact_min_tokens, compactable=compactable, force=True
+        )
         snipped = snip_history(
             compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
         )

@@ -9,7 +9,7 @@ only backfilled and compacted messages are new dicts.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,14 +19,12 @@ from catbuddy.messages import content_text
 
 Message = Mapping[str, Any]
 
-# Tools whose old output is bulky and rarely needed verbatim later. `skill`, edit/write and MCP tools
-# are deliberately absent: a skill body read once must stay readable (nanobot #3846).
-COMPACTABLE_TOOLS = frozenset({"read_file", "exec", "grep", "web_search", "web_fetch", "list_dir", "recall"})
+# Which tools' old results may be stubbed is each tool's own declaration (``Tool.microcompactable``);
+# the caller passes the set its registry gives (``ToolRegistry.microcompactable``).
 UNAVAILABLE_RESULT = "[Tool result unavailable — call was interrupted or lost]"
 MICROCOMPACT_PREVIEW_CHARS = 80
 MICROCOMPACT_MEMO_LIMIT = 50_000  # remembered decisions per counter before the memo is reset
 __all__ = [
-    "COMPACTABLE_TOOLS",
     "UNAVAILABLE_RESULT",
     "MicrocompactStats",
     "RepairStats",
@@ -223,9 +221,10 @@ def microcompact(
     keep_recent: int = ContextSettings.keep_recent_results,
     min_tokens: int = 0,
     *,
+    compactable: Collection[str],
     force: bool = False,
 ) -> tuple[list[Message], MicrocompactStats]:
-    """Shrink results of COMPACTABLE_TOOLS older than the ``keep_recent`` newest ones to a preview, in
+    """Shrink results of the ``compactable`` tools older than the ``keep_recent`` newest ones to a preview, in
     batches of at least ``min_tokens`` saved (docs/architecture.md §4, "Batched microcompaction").
 
     Walking the old results oldest first, a batch closes at the result whose saving brings the batch's
@@ -243,7 +242,7 @@ def microcompact(
         raise ValueError(f"keep_recent must be 0 or more, got {keep_recent}")
     if min_tokens < 0:
         raise ValueError(f"min_tokens must be 0 or more, got {min_tokens}")
-    found = _bulky_results(messages)
+    found = _bulky_results(messages, compactable)
     old = found[: max(0, len(found) - keep_recent)]
     if not old:
         return list(messages), MicrocompactStats()
@@ -279,14 +278,16 @@ def microcompact(
 
 
 def old_result_count(
-    messages: Sequence[Message], keep_recent: int = ContextSettings.keep_recent_results
+    messages: Sequence[Message],
+    compactable: Collection[str],
+    keep_recent: int = ContextSettings.keep_recent_results,
 ) -> int:
     """How many results microcompaction may stub (those past the ``keep_recent`` newest); counts nothing."""
-    return max(0, len(_bulky_results(messages)) - keep_recent)
+    return max(0, len(_bulky_results(messages, compactable)) - keep_recent)
 
 
-def _bulky_results(messages: Sequence[Message]) -> list[tuple[int, str]]:
-    """(index, tool name) of every result of a COMPACTABLE_TOOLS call, oldest first."""
+def _bulky_results(messages: Sequence[Message], compactable: Collection[str]) -> list[tuple[int, str]]:
+    """(index, tool name) of every result of a ``compactable`` tool's call, oldest first."""
     names: dict[str, str] = {}
     found: list[tuple[int, str]] = []
     for index, message in enumerate(messages):
@@ -302,7 +303,7 @@ def _bulky_results(messages: Sequence[Message]) -> list[tuple[int, str]]:
             result_id = message.get("tool_call_id")
             tool = (names.get(result_id) if isinstance(result_id, str) else None) or message.get("name") or ""
             # A backfilled placeholder is not a result: it must not push a real one out of the recent few.
-            if tool in COMPACTABLE_TOOLS and message.get("content") != UNAVAILABLE_RESULT:
+            if tool in compactable and message.get("content") != UNAVAILABLE_RESULT:
                 found.append((index, tool))
     return found
 

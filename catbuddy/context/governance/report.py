@@ -6,6 +6,7 @@ its total is the size of the request that would be sent now, to the token (docs/
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -93,8 +94,10 @@ def govern_request(
     budget: Budget,
     context: ContextSettings,
     calibration: float,
+    compactable: Collection[str],
 ) -> GovernedContext:
-    """The request governance makes of ``history`` now: what the runner sends and the reports show."""
+    """The request governance makes of ``history`` now: what the runner sends and the reports show.
+    ``compactable``: the tools whose old results may be stubbed (``ToolRegistry.microcompactable``)."""
     fixed = FixedPart(
         prompt.text,
         tools,
@@ -106,6 +109,7 @@ def govern_request(
         fixed,
         budget,
         counter,
+        compactable=compactable,
         keep_recent_results=context.keep_recent_results,
         microcompact_min_tokens=context.microcompact_min_tokens,
         calibration=calibration,

@@ -1,10 +1,11 @@
-"""The approval dialog for exec and file writes.
+"""The approval dialog for exec, file writes and any other call that asks.
 
+It shows what the tool put in its request — a command, a diff or text (``preview_kind``, the tool's own
+``Tool.preview``) — and for a command the sandbox it will run in; it never looks at which tool asks.
 Keys are ignored for ``ARM_DELAY`` seconds after it opens, so a user typing when it pops up does not
-approve something by accident. For exec it shows the sandbox the command will run in. "Allow for this
-session" is offered only when the request has something to remember (a parsed command prefix or a tool
-name); a call that must be approved each time (catbuddy's own files, a command whose effect cannot be
-determined) has no session choice.
+approve something by accident. "Allow for this session" is offered only when the request has something
+to remember (a parsed command prefix or a tool name); a call that must be approved each time
+(catbuddy's own files, a command whose effect cannot be determined) has no session choice.
 """
 
 from __future__ import annotations
@@ -35,18 +36,28 @@ CHOICE_KEYS = {
     "d": ApprovalChoice.DENY_WITH_NOTE,
 }
 SANDBOX_LINES = {
-    "workspace-write": ("sandbox workspace-write: writes only in the work root and /tmp, no network", "green"),
+    "workspace-write": (
+        "sandbox workspace-write: writes only in the work root and /tmp, no network",
+        "green",
+    ),
     "read-only": ("sandbox read-only: writes only in /tmp, no network", "green"),
-    "off": ("no sandbox (sandbox = \"off\"): runs with your full permissions", "bold red"),
+    "off": ('no sandbox (sandbox = "off"): runs with your full permissions', "bold red"),
     "unavailable": ("no sandbox (bubblewrap unavailable): runs with your full permissions", "bold red"),
 }
 
 
+def preview_kind(request: ApprovalRequested) -> str:
+    """ "command", "diff" or "text"; a request without one (from an older catbuddy) that names a
+    sandbox runs a command."""
+    return request.preview_kind or ("command" if request.sandbox else "")
+
+
 def preview_renderable(request: ApprovalRequested) -> Syntax | Text:
     preview = request.preview or request.summary
-    if request.name == "exec":
+    kind = preview_kind(request)
+    if kind == "command":
         return Syntax(preview, "bash", word_wrap=True)
-    if preview.lstrip().startswith(("---", "@@", "diff ", "+++")):
+    if kind == "diff" or preview.lstrip().startswith(("---", "@@", "diff ", "+++")):
         return Syntax(preview, "diff", word_wrap=True)
     return Text(preview)
 
@@ -98,13 +109,17 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     def _label(self, choice: ApprovalChoice) -> str:
         number = list(ApprovalChoice).index(choice) + 1
         if choice is ApprovalChoice.ALLOW_SESSION:
-            what = f"commands starting with `{self.pattern}`" if self.request.name == "exec" else f"`{self.pattern}`"
+            command = preview_kind(self.request) == "command"
+            what = f"commands starting with `{self.pattern}`" if command else f"`{self.pattern}`"
             return f"{number}  Allow for this session  ({what})"
-        return f"{number}  " + {
-            ApprovalChoice.ALLOW_ONCE: "Allow once",
-            ApprovalChoice.DENY: "Deny",
-            ApprovalChoice.DENY_WITH_NOTE: "Deny with a note to the model",
-        }[choice]
+        return (
+            f"{number}  "
+            + {
+                ApprovalChoice.ALLOW_ONCE: "Allow once",
+                ApprovalChoice.DENY: "Deny",
+                ApprovalChoice.DENY_WITH_NOTE: "Deny with a note to the model",
+            }[choice]
+        )
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -117,7 +132,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             yield Static(title, id="approval-title")
             with VerticalScroll(id="approval-preview"):
                 yield Static(preview_renderable(request))
-            if request.name == "exec" and self.sandbox in SANDBOX_LINES:
+            if preview_kind(request) == "command" and self.sandbox in SANDBOX_LINES:
                 line, style = SANDBOX_LINES[self.sandbox]
                 yield Static(Text(line, style=style), id="approval-sandbox")
             yield OptionList(

@@ -7,16 +7,29 @@ markdown-it) is imported only once a reply is shown, after the app's first frame
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from catbuddy.tool_meta import ToolMeta, ToolStatus
 from catbuddy.tui.widgets.block import TranscriptBlock
 
 SUMMARY_CHARS = 90  # key arguments shown on a collapsed tool block
 DETAIL_CHARS = 20_000  # an expanded result longer than this is cut (the model saw all of it)
+# A tool block's status: while it runs, then how the call ended (the stored ToolStatus, the same live
+# and after a resume); "stopped": the turn ended before the call was answered.
+STATUS_MARKS = {
+    "running": ("…", "yellow"),
+    "waiting": ("?", "magenta"),
+    "done": ("✓", "green"),
+    "error": ("✗", "red"),
+    "stopped": ("■", "dim"),
+    "unknown": ("·", "dim"),
+}
+FINISHED = {ToolStatus.OK: "done", ToolStatus.UNKNOWN: "unknown"}  # every other status failed: "error"
 
 
 class UserBlock(Static, TranscriptBlock):
@@ -64,30 +77,28 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         self.arguments = arguments
         self.summary = summary or _short_arguments(arguments)
         self.status = "running"
+        self.outcome: ToolMeta | None = None  # how the call ended, once it has
         self.result = ""
         self.display_text: str | None = None
         self.duration = 0.0
         self.expanded = False
-        self._header = Static(self._header_text(), classes="tool-header")
+        self._header = Static(self.header_text(), classes="tool-header")
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._header
 
-    def _header_text(self) -> Text:
+    def header_text(self) -> Text:
+        """The one line a collapsed call shows: name, key argument, status mark, how it ended, time."""
         marker = "▾" if self.expanded else "▸"
-        icon, style = {
-            "running": ("…", "yellow"),
-            "waiting": ("?", "magenta"),
-            "done": ("✓", "green"),
-            "error": ("✗", "red"),
-            "stopped": ("■", "dim"),
-        }[self.status]
+        icon, style = STATUS_MARKS[self.status]
         text = Text()
         text.append(f"{marker} ", style="dim")
         text.append(self.tool_name, style="bold")
         if self.summary:
             text.append(f"  {self.summary}", style="dim")
         text.append(f"  {icon}", style=style)
+        if self.outcome is not None and self.outcome.summary:
+            text.append(f" {self.outcome.summary}", style=style if self.status == "error" else "dim")
         if self.status in ("done", "error") and self.duration:
             shown = f"{self.duration * 1000:.0f}ms" if self.duration < 1 else f"{self.duration:.1f}s"
             text.append(f" {shown}", style="dim")
@@ -96,19 +107,38 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         return text
 
     def refresh_header(self) -> None:
-        self._header.update(self._header_text())
+        self._header.update(self.header_text())
         self.set_class(self.status == "error", "error")
 
     def set_status(self, status: str) -> None:
         self.status = status
         self.refresh_header()
 
-    def finish(self, result: str, is_error: bool, duration: float, display: str | None = None) -> None:
+    def finish(
+        self,
+        result: str,
+        is_error: bool,
+        duration: float,
+        display: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The call ended. Its status comes from its stored ``meta`` (an event from an older catbuddy may
+        have none: then ``is_error`` decides)."""
         self.result = result
         self.display_text = display
         self.duration = duration
-        self.status = "error" if is_error else "done"
+        if meta:
+            self.outcome = ToolMeta.from_json(meta)
+            self.status = FINISHED.get(self.outcome.status, "error")
+        else:
+            self.status = "error" if is_error else "done"
         self.refresh_header()
+
+    def finish_stored(self, result: str, meta: Mapping[str, Any] | None) -> None:
+        """A call of a resumed session: as it ended live, from its stored meta; without one (a session
+        written before results carried it) the status is unknown, never guessed."""
+        outcome = ToolMeta.from_json(meta)
+        self.finish(result, False, outcome.duration or 0.0, None, outcome.to_json())
         if self.expanded:
             self._show_details()
 

@@ -9,7 +9,7 @@ view is at the top. Either way the transcript posts ``EarlierWanted`` and the ap
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
@@ -21,20 +21,25 @@ from textual.widgets import Static
 from catbuddy.messages import content_text, strip_runtime_block
 from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
 
+if TYPE_CHECKING:
+    from catbuddy.session.history import HistoryEntry
+
 INITIAL_MESSAGES = 50  # mounted when a session opens
 PAGE_MESSAGES = 50  # mounted per "load earlier"
 PRUNE_AT = 150  # blocks mounted before old ones are dropped (layout cost grows with every block)
 PRUNE_KEEP = 100  # blocks kept after a prune
 
 
-def blocks_for(messages: list[dict[str, Any]], first_ordinal: int) -> list[Widget]:
-    """Widgets for a slice of the transcript; `first_ordinal` counts user messages before the slice."""
+def blocks_for(entries: Sequence[HistoryEntry], first_ordinal: int) -> list[Widget]:
+    """Widgets for a slice of the transcript; `first_ordinal` counts user messages before the slice.
+    A tool call shows how it ended from its stored meta, as it did live."""
     from catbuddy.tui.widgets.reply import AssistantBlock
 
     blocks: list[Widget] = []
     tools: dict[str, ToolBlock] = {}
     ordinal = first_ordinal
-    for message in messages:
+    for entry in entries:
+        message = entry.message
         role = message.get("role")
         if role == "user":
             blocks.append(UserBlock(strip_runtime_block(content_text(message.get("content"))), ordinal))
@@ -55,20 +60,20 @@ def blocks_for(messages: list[dict[str, Any]], first_ordinal: int) -> list[Widge
             if found is None:  # its call lies before the slice
                 found = ToolBlock(message.get("tool_call_id", ""), message.get("name") or "tool", "")
                 blocks.append(found)
-            found.finish(content_text(message.get("content")), False, 0.0)
+            found.finish_stored(content_text(message.get("content")), entry.meta)
         elif role == "system":
             blocks.append(NoticeBlock(content_text(message.get("content")), "info"))
     return blocks
 
 
-def _user_positions(messages: list[dict[str, Any]]) -> list[int]:
-    return [index for index, message in enumerate(messages) if message.get("role") == "user"]
+def _user_positions(entries: Sequence[HistoryEntry]) -> list[int]:
+    return [index for index, entry in enumerate(entries) if entry.message.get("role") == "user"]
 
 
-def _page_start(messages: list[dict[str, Any]], start: int) -> int:
+def _page_start(entries: Sequence[HistoryEntry], start: int) -> int:
     """Move a page start back so it never begins with tool results (they belong with their call)."""
     start = max(0, start)
-    while start > 0 and messages[start].get("role") == "tool":
+    while start > 0 and entries[start].message.get("role") == "tool":
         start -= 1
     return start
 
@@ -152,7 +157,7 @@ class Transcript(VerticalScroll):
     def blocks(self) -> list[Widget]:
         return [child for child in self.children if child is not self.load_button]
 
-    async def reset(self, messages: list[dict[str, Any]], keep: Sequence[Widget] = ()) -> None:
+    async def reset(self, messages: Sequence[HistoryEntry], keep: Sequence[Widget] = ()) -> None:
         """Show a session: the newest messages only, with a control for the rest; ``keep``: blocks
         that stay, after the session's."""
         kept = [block for block in keep if block.parent is self]
@@ -197,7 +202,7 @@ class Transcript(VerticalScroll):
         else:
             self.load_button.label = "▲ load earlier messages"
 
-    async def load_earlier(self, messages: list[dict[str, Any]], keep_view: bool = False) -> int:
+    async def load_earlier(self, messages: Sequence[HistoryEntry], keep_view: bool = False) -> int:
         """Mount the page before the first mounted message; returns how many messages were added.
         ``keep_view``: scroll by what was added, so what the user was reading stays in view."""
         if not self.has_earlier():

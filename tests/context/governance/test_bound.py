@@ -29,6 +29,7 @@ TEXTS = {
 }
 BUDGET = Budget(context_window=128_000, max_output_tokens=8_000)
 THRESHOLD = 90_000
+COMPACTABLE = ToolRegistry(builtin_tools()).microcompactable()
 
 
 def _prompt(text: str = "You are catbuddy, a coding assistant.") -> BuiltPrompt:
@@ -52,11 +53,11 @@ def _govern(history: WorkingHistory, tools: list[dict[str, Any]], **context: Any
     return (
         govern_by_bound(
             prompt=_prompt(), tools=tools, history=history, encoding_name="o200k_base", budget=BUDGET,
-            context=settings, calibration=1.0, compact_threshold=THRESHOLD,
+            context=settings, calibration=1.0, compact_threshold=THRESHOLD, compactable=COMPACTABLE,
         ),
         govern_request(
             prompt=_prompt(), tools=tools, history=history, counter=counter_for("o200k_base"), budget=BUDGET,
-            context=settings, calibration=1.0,
+            context=settings, calibration=1.0, compactable=COMPACTABLE,
         ),
     )  # fmt: skip
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from catbuddy.agent.toolset import build_registry
 from catbuddy.context.counting.tokens import REPLY_PRIMING, TokenCounter, counter_for
 from catbuddy.context.governance.governor import (
     SUMMARY_PREFIX,
@@ -24,6 +25,7 @@ from catbuddy.context.governance.governor import (
 )
 
 COUNTER = counter_for("o200k_base")
+COMPACTABLE = build_registry().microcompactable()  # the built-in tools' own declarations
 BIG = Budget(context_window=1_000_000, max_output_tokens=1_000)
 PLAIN = FixedPart(system_prompt="You are catbuddy.", tools=[])
 TOOLS = [
@@ -62,7 +64,7 @@ def result(call_id: str, text: str = "ok") -> dict[str, Any]:
 
 
 def govern(history: list[dict[str, Any]], fixed: FixedPart = PLAIN, budget: Budget = BIG, **kw: Any):
-    return govern_context(history, fixed, budget, COUNTER, **kw)
+    return govern_context(history, fixed, budget, COUNTER, compactable=COMPACTABLE, **kw)
 
 
 def tokens(messages: list[dict[str, Any]]) -> int:
@@ -175,15 +177,15 @@ def test_a_backfilled_placeholder_does_not_count_as_a_recent_result() -> None:
 
 
 def test_microcompact_is_idempotent() -> None:
-    once, _ = microcompact(_read_turns(15), COUNTER, 10)
-    twice, stats = microcompact(once, COUNTER, 10)
+    once, _ = microcompact(_read_turns(15), COUNTER, 10, compactable=COMPACTABLE)
+    twice, stats = microcompact(once, COUNTER, 10, compactable=COMPACTABLE)
     assert twice == once
     assert stats.compacted == 0
 
 
 def test_a_result_already_shorter_than_its_preview_is_left_alone() -> None:
     history = [user(), asst(call("c0")), result("c0", "short"), *_read_turns(10)[1:]]
-    compacted, stats = microcompact(history, COUNTER, 10)
+    compacted, stats = microcompact(history, COUNTER, 10, compactable=COMPACTABLE)
     assert compacted[2] is history[2]
     assert stats.compacted == 0
 
@@ -195,14 +197,14 @@ def test_skill_edit_and_mcp_results_are_never_compacted() -> None:
 
 def test_the_tool_name_falls_back_to_the_result_message_name() -> None:
     named = {"role": "tool", "tool_call_id": "x", "name": "grep", "content": big_text(10)}
-    compacted, stats = microcompact([named], COUNTER, 0)
+    compacted, stats = microcompact([named], COUNTER, 0, compactable=COMPACTABLE)
     assert compacted[0]["content"].startswith("[grep result: line 0")
     assert compacted[0]["name"] == "grep"
 
 
 def test_tokens_saved_is_the_count_difference() -> None:
     history = _read_turns(12)
-    compacted, stats = microcompact(history, COUNTER, 10)
+    compacted, stats = microcompact(history, COUNTER, 10, compactable=COMPACTABLE)
     assert stats.compacted == 2
     assert stats.tokens_saved == tokens(history) - tokens(compacted)
 
@@ -461,7 +463,7 @@ def test_a_history_far_bigger_than_the_budget_is_counted_only_as_far_as_needed()
         def count_tools(self, tools):  # noqa: ANN001
             return counter.count_tools(tools)
 
-    governed = govern_context(history, FixedPart("system", []), budget, Counting())  # type: ignore[arg-type]
+    governed = govern_context(history, FixedPart("system", []), budget, Counting(), compactable=COMPACTABLE)  # type: ignore[arg-type]
 
     assert governed.report.tokens_before > budget.limit * 10
     assert not governed.report.tokens_before_exact

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from catbuddy.agent.toolset import build_registry
 from catbuddy.context.counting.tokens import REPLY_PRIMING, counter_for
 from catbuddy.context.governance.governor import (
     SUMMARY_PREFIX,
@@ -23,6 +24,7 @@ from catbuddy.context.governance.governor import (
 from catbuddy.context.governance.governor_snip import raw_allowance
 
 COUNTER = counter_for("o200k_base")
+COMPACTABLE = build_registry().microcompactable()  # the built-in tools' own declarations
 IDS = ["c0", "c1", "c2", "c3", "c4"]  # few ids: reuse, duplicates, results before calls all happen
 TOOL_NAMES = ["read_file", "exec", "grep", "edit_file", "skill", "mcp__git__git_log"]
 PIECES = ["hello world ", "你好，世界。", "def f(x):\n    return x\n", "résumé ✓ 🐱 ", "0123456789"]
@@ -98,6 +100,7 @@ def govern(
         fixed,
         budget,
         COUNTER,
+        compactable=COMPACTABLE,
         keep_recent_results=keep,
         calibration=calibration,
     )
@@ -128,7 +131,7 @@ def repaired_current_turn_fits(setup: Any) -> bool:
     """Whether the fixed part and the current turn (after steps 1–3) fit without cutting anything."""
     history, fixed, budget, keep, calibration = setup
     repaired, _ = backfill_missing_results(drop_orphans(history)[0])
-    compacted, _ = microcompact(repaired, COUNTER, keep)
+    compacted, _ = microcompact(repaired, COUNTER, keep, compactable=COMPACTABLE)
     starts = [i for i, m in enumerate(compacted) if m["role"] == "user"]
     turn = compacted[starts[-1] :] if starts else []
     fixed_tokens = COUNTER.count_tools(fixed.tools) + REPLY_PRIMING

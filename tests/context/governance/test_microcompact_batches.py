@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from catbuddy.agent.toolset import build_registry
 from catbuddy.context.counting.tokens import counter_for
 from catbuddy.context.governance.governor import Budget, FixedPart, govern_context
 from catbuddy.context.governance.governor_steps import microcompact
 
 COUNTER = counter_for("o200k_base")
+COMPACTABLE = build_registry().microcompactable()  # the built-in tools' own declarations
 BIG = Budget(context_window=1_000_000, max_output_tokens=1_000)
 PLAIN = FixedPart(system_prompt="You are catbuddy.", tools=[])
 MIN = 3_000
@@ -37,7 +39,7 @@ def history_of(n: int, lines: int = 60) -> list[dict[str, Any]]:
 
 def govern(history: list[dict[str, Any]], budget: Budget = BIG, **kw: Any) -> Any:
     kw.setdefault("microcompact_min_tokens", MIN)
-    return govern_context(history, PLAIN, budget, COUNTER, **kw)
+    return govern_context(history, PLAIN, budget, COUNTER, compactable=COMPACTABLE, **kw)
 
 
 def stubbed(messages: list[dict[str, Any]]) -> list[int]:
@@ -49,7 +51,7 @@ def wire(governed: Any) -> str:
 
 
 def saving_per_result() -> int:
-    _, stats = microcompact(history_of(11), COUNTER, keep_recent=10)
+    _, stats = microcompact(history_of(11), COUNTER, keep_recent=10, compactable=COMPACTABLE)
     return stats.tokens_saved
 
 
