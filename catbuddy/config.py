@@ -135,6 +135,17 @@ class ToolSettings:
     max_calls_per_reply: int = setting(64, at_least(1))
     max_argument_bytes: int = setting(256 * 1024, at_least(1024))
     max_result_chars: int = setting(100_000, at_least(1000))
+    plan_max_steps: int = setting(50, at_least(1))  # update_plan refuses a longer plan
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Subagents run by the `task` tool (docs/architecture.md §5c): ``[agents]``."""
+
+    max_parallel: int = setting(3, at_least(1))  # task calls of one reply running at once
+    max_depth: int = setting(1, at_least(0))  # 1: a subagent cannot start another; 0: no subagents
+    max_turns: int = setting(20, at_least(1))  # model calls of a subagent unless its file says otherwise
+    answer_tokens: int = setting(2000, at_least(100))  # the parent gets at most this much of an answer
 
 
 @dataclass(frozen=True)
@@ -271,6 +282,7 @@ class Settings:
     context: ContextSettings = table(Section(ContextSettings))
     tools: ToolSettings = table(Section(ToolSettings))
     memory: MemorySettings = table(Section(MemorySettings))
+    agents: AgentSettings = table(Section(AgentSettings))
     mcp_servers: Mapping[str, McpServerSettings] = table(MCP_SERVERS)
     sandbox: SandboxSettings = table(TopLevel(SandboxSettings))
     sources: tuple[str, ...] = ()

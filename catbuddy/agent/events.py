@@ -346,6 +346,61 @@ class TurnEnded(Event):
     iterations: int = 0
 
 
+# --- plan and subagents (docs/architecture.md §5c) ------------------------------------------------
+
+
+@dataclass
+class PlanUpdated(Event):
+    """``update_plan`` set a new plan (``steps``: ``{"step", "status"}`` dicts, in order); also at start-up
+    and on /resume when the session has one, so a front end shows the plan it resumes."""
+
+    kind: ClassVar[str] = "plan"
+    steps: list[dict[str, str]]
+    explanation: str = ""
+    call_id: str = ""
+
+
+@dataclass
+class PlanModeChanged(Event):
+    """Plan mode on (only reading tools; the model plans) or off."""
+
+    kind: ClassVar[str] = "plan_mode"
+    record: ClassVar[bool] = True
+    active: bool
+
+
+@dataclass
+class SubagentStarted(Event):
+    kind: ClassVar[str] = "subagent_start"
+    call_id: str  # the parent's `task` call
+    agent: str
+    description: str
+    session: str  # the child's session id
+    model: str = ""
+
+
+@dataclass
+class SubagentFinished(Event):
+    """A child ended. Kept in the parent's session file, linked to the parent's call by ``call_id``:
+    ``transcript`` is the child's messages as sent, ``usage`` its provider usage summed (it rolls up into
+    the session's); ``spent_tokens`` what its requests carried against ``returned_tokens`` of answer."""
+
+    kind: ClassVar[str] = "subagent"
+    record: ClassVar[bool] = True
+    call_id: str
+    agent: str
+    description: str
+    session: str
+    status: str  # done | incomplete
+    reason: str = ""
+    turns: int = 0
+    spent_tokens: int = 0
+    returned_tokens: int = 0
+    answer: str = ""  # the whole final answer (the parent's result may carry only its head)
+    usage: dict[str, int] = field(default_factory=dict)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+
+
 def _event_classes() -> dict[str, type[Event]]:
     found: dict[str, type[Event]] = {}
     pending = list(Event.__subclasses__())

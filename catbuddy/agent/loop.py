@@ -29,6 +29,8 @@ from catbuddy.agent.events import (
     LoopState,
     ModelChanged,
     Notice,
+    PlanModeChanged,
+    PlanUpdated,
     SessionOpened,
     TurnEnded,
     TurnEndReason,
@@ -36,11 +38,14 @@ from catbuddy.agent.events import (
     TurnStopped,
 )
 from catbuddy.agent.memory_keeper import MemoryKeeper
+from catbuddy.agent.plan_mode import PlanMode
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
+from catbuddy.agent.subagent import Subagents
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import ContextBuilder
+from catbuddy.context.compaction.plan import Plan, latest_plan
 from catbuddy.context.counting.calibration import CalibrationStore
 from catbuddy.context.counting.tokens import counter_for
 from catbuddy.context.governance.report import ContextReport, budget_for, context_report
@@ -88,8 +93,18 @@ class AgentLoop:
         self.mcp: Any = None
         self._mcp_failures_shown: set[str] = set()
         self._warned: set[str] = set()  # workspace warnings already shown
-        self.registry = build_registry()
+        self.registry = build_registry(subagents=settings.agents.max_depth >= 1)
         self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
+        # The plan, plan mode and subagents (docs/architecture.md §5c).
+        self.planning = PlanMode(workspace.work_root)
+        self.subagents = Subagents(
+            self.turn_context,
+            plan_mode=lambda: self.planning.active,
+            plan_layers=lambda: self.planning.layers(self.planning.registry(self.registry)),
+        )
+        self.tool_context.current_plan = self.current_plan
+        if settings.agents.max_depth >= 1:
+            self.tool_context.delegate = self.subagents
         self.provider = LazyProvider(settings, provider_factory)
         self.bus = EventBus(self._secrets)
         self.bus.set_recorder(self._record)
@@ -207,6 +222,9 @@ class AgentLoop:
         self.emit(
             SessionOpened(conversation.id, conversation.resumed, self.model, str(conversation.session.path))
         )
+        plan = self.current_plan()
+        if plan is not None:  # a resumed session's plan, for the front end's panel
+            self.emit(PlanUpdated([step.to_json() for step in plan.steps], plan.explanation))
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -264,6 +282,29 @@ class AgentLoop:
         self.policy.mode = mode  # raises ValueError naming the modes
         self.emit(ApprovalModeChanged(mode))
 
+    # --- the plan and plan mode (docs/architecture.md §5c) ----------------------------------------
+
+    def current_plan(self) -> Plan | None:
+        """The newest plan `update_plan` set in this session, folded messages included."""
+        if self._conversation is None:
+            return None
+        return latest_plan(entry.meta for entry in self._conversation.transcript)
+
+    @property
+    def plan_mode(self) -> bool:
+        return self.planning.active
+
+    def set_plan_mode(self, active: bool) -> None:
+        """Plan mode on (from the next model call: only reading tools, the model plans) or off."""
+        if self.planning.active != active:
+            self.planning.active = active
+            self.emit(PlanModeChanged(active))
+
+    def accept_plan(self) -> Plan | None:
+        """The user accepts the plan: plan mode ends, the plan stays (the model carries it out next)."""
+        self.set_plan_mode(False)
+        return self.current_plan()
+
     def answer_approval(
         self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""
     ) -> bool:
@@ -280,6 +321,7 @@ class AgentLoop:
 
     def turn_context(self) -> TurnContext:
         """The collaborators of one turn or one /compact, with the model and its budget fixed."""
+        registry = self.planning.registry(self.registry)  # plan mode offers reading tools only
         return TurnContext(
             settings=self.settings,
             workspace=self.workspace,
@@ -288,16 +330,17 @@ class AgentLoop:
             interactive=self.interactive,
             conversation=self.conversation,
             builder=self.builder,
-            registry=self.registry,
+            registry=registry,
             counter=counter_for(self.settings.encoding_for(self._model)),
             budget=budget_for(self.settings, self._model),
             calibration=self.calibration,
-            policy=self.policy,
+            policy=self.planning.policy(self.policy),
             tools=self.tool_context,
             provider=self.provider,
             bus=self.bus,
             approvals=self.approvals,
             secrets=self._secrets,
+            extra_layers=self.planning.layers(registry),
         )
 
     def compaction(self) -> CompactionManager:

@@ -22,16 +22,18 @@ from catbuddy.agent.events import (
     ApprovalRequested,
     ApprovalResolved,
     Notice,
+    PlanUpdated,
     ToolCallFinished,
     ToolCallStarted,
 )
 from catbuddy.agent.reply_bounds import BoundedReply
 from catbuddy.agent.turn_context import TurnContext
+from catbuddy.context.compaction.plan import plan_of
 from catbuddy.memory.tool_writes import begin_tool_write, finish_tool_write
 from catbuddy.redact import redact, redact_text
 from catbuddy.text import fit_middle
 from catbuddy.tool_meta import ToolMeta, ToolStatus, describe_outcome, one_line
-from catbuddy.tools.base import Preview, Tool, ToolResult
+from catbuddy.tools.base import CURRENT_CALL_ID, Preview, Tool, ToolResult
 from catbuddy.tools.registry import run_tool
 
 log = logging.getLogger(__name__)
@@ -191,6 +193,7 @@ class ToolCallBatch:
         memory_writes = await asyncio.to_thread(
             begin_tool_write, self.ctx.tools, tool, args, self.ctx.conversation.id
         )
+        CURRENT_CALL_ID.set(call["id"])  # this task's own context: concurrent calls each see theirs
         try:
             result = await run_tool(tool, args, self.ctx.tools)
         finally:
@@ -225,6 +228,9 @@ class ToolCallBatch:
                     meta,
                 )
             )
+            plan = plan_of(meta)
+            if plan is not None:  # the front ends' plan panel and --stream-json (docs/architecture.md §5c)
+                self.ctx.bus.emit(PlanUpdated([s.to_json() for s in plan.steps], plan.explanation, call["id"]))
 
     def _meta(self, call: Call, result: ToolResult, duration: float, malformed: str) -> ToolMeta:
         """The call's outcome as data; the tool adds its ledger facts and its one-line summary."""

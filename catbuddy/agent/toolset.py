@@ -7,13 +7,17 @@ from collections.abc import Iterable
 from catbuddy.tools.base import Tool
 from catbuddy.tools.registry import ToolRegistry, builtin_tools
 from catbuddy.tools.skill import SkillTool
+from catbuddy.tools.task import TaskTool
 
 
-def build_registry(extra: Iterable[Tool] = ()) -> ToolRegistry:
+def build_registry(extra: Iterable[Tool] = (), *, subagents: bool = False) -> ToolRegistry:
+    """The built-ins and the skill tool; with ``subagents`` (``[agents] max_depth`` ≥ 1) the `task` tool."""
     registry = ToolRegistry()
     for tool in builtin_tools():
         registry.register(tool)
     registry.register(SkillTool())
+    if subagents:
+        registry.register(TaskTool())
     for tool in extra:
         registry.register(tool)
     return registry

@@ -45,6 +45,8 @@ class TurnContext:
     bus: EventBus
     approvals: ApprovalBroker
     secrets: tuple[str, ...] = ()  # literal keys catbuddy holds: never in a tool result
+    # Layers after the assembled prompt, (name, text): a subagent's instructions, plan mode's (§5c).
+    extra_layers: tuple[tuple[str, str], ...] = ()
 
     @property
     def calibration_factor(self) -> float:
@@ -66,4 +68,5 @@ class RequestParts:
 
     @classmethod
     def build(cls, ctx: TurnContext) -> RequestParts:
-        return cls(ctx.builder.build(ctx.channel), ctx.registry.schemas(), ctx.registry.microcompactable())
+        prompt = ctx.builder.build(ctx.channel).extended(ctx.extra_layers)
+        return cls(prompt, ctx.registry.schemas(), ctx.registry.microcompactable())

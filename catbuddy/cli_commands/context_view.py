@@ -192,7 +192,7 @@ def build_view(
     """Raises ContextOverflowError (from governance) and SessionError/SessionFileError (bad input)."""
     model = settings.model_name
     builder = ContextBuilder(workspace, settings)
-    registry = build_registry()
+    registry = build_registry(subagents=settings.agents.max_depth >= 1)
     mcp_status = ""
     if connect_mcp and settings.mcp_servers:
         mcp_status = asyncio.run(_snapshot_mcp(settings, workspace, builder, registry))

@@ -19,7 +19,7 @@ MARKS = {ToolStatus.OK: "✓", ToolStatus.UNKNOWN: "·"}  # every failed status:
 
 def tool_calls(records: Iterable[Record], registry: ToolRegistry | None = None) -> list[dict[str, Any]]:
     """Every answered tool call, in order: the result's message id, the call, and its stored outcome."""
-    registry = registry if registry is not None else build_registry()
+    registry = registry if registry is not None else build_registry(subagents=True)
     calls: dict[str, tuple[str, str]] = {}  # call id -> (tool name, arguments)
     found: list[dict[str, Any]] = []
     for record in records:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
 from catbuddy.session.store import Session, SessionStore
-from catbuddy.session.usage import USAGE_KIND, SessionUsage, usage_of
+from catbuddy.session.usage import SUBAGENT_KIND, USAGE_KIND, SessionUsage, usage_of
 
 
 class Reportable(Protocol):
@@ -91,6 +91,8 @@ class Conversation:
         data = event.record_fields()
         if event.kind == USAGE_KIND:
             self.usage = self.usage.add_report(data)
+        elif event.kind == SUBAGENT_KIND:
+            self.usage = self.usage.add_rollup(data)
         if not self.session.closed:
             self.session.append_event(event.kind, **data)
 

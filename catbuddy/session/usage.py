@@ -14,6 +14,7 @@ from catbuddy.config import ModelPrice
 from catbuddy.session.records import EventRecord
 
 USAGE_KIND = "usage"
+SUBAGENT_KIND = "subagent"  # a subagent's finished run: its ``usage`` (summed) rolls up into the session's
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,22 @@ class SessionUsage:
             return self
         return self.add(prompt, _int(data.get("cached_tokens")), _int(data.get("completion_tokens")))
 
+    def add_rollup(self, data: Mapping[str, Any]) -> SessionUsage:
+        """Add a subagent's summed usage (a ``subagent`` event's ``usage``); the last-call figures stay the
+        parent's own (they describe the parent's window)."""
+        usage = data.get("usage")
+        if not isinstance(usage, Mapping) or not _int(usage.get("prompt_tokens")):
+            return self
+        prompt = _int(usage.get("prompt_tokens"))
+        return SessionUsage(
+            calls=self.calls + _int(usage.get("calls")),
+            prompt_tokens=self.prompt_tokens + prompt,
+            cached_tokens=self.cached_tokens + min(_int(usage.get("cached_tokens")), prompt),
+            completion_tokens=self.completion_tokens + _int(usage.get("completion_tokens")),
+            last_prompt_tokens=self.last_prompt_tokens,
+            last_cached_tokens=self.last_cached_tokens,
+        )
+
     def cost(self, price: ModelPrice | None) -> float | None:
         if price is None or not self.calls:
             return None
@@ -87,4 +104,6 @@ def usage_of(records: Iterable[Any]) -> SessionUsage:
     for record in records:
         if isinstance(record, EventRecord) and record.kind == USAGE_KIND:
             usage = usage.add_report(record.data)
+        elif isinstance(record, EventRecord) and record.kind == SUBAGENT_KIND:
+            usage = usage.add_rollup(record.data)
     return usage

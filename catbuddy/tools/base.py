@@ -11,7 +11,8 @@ registry. A new tool is one module, its description file and its tests.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
@@ -26,6 +27,7 @@ from catbuddy.tool_meta import LedgerFact, PathChange, ToolMeta, ToolStatus, des
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
+    from catbuddy.context.compaction.plan import Plan
     from catbuddy.skills.loader import SkillCatalog
     from catbuddy.workspace import Workspace
 
@@ -33,6 +35,9 @@ DESCRIPTIONS_DIR = (
     "tools"  # under templates/: one <name>.md per built-in tool, the exact text the model reads
 )
 SUMMARY_KEYS = ("path", "command", "pattern", "url", "query", "name")
+# The id of the tool call being run, set by the agent around each call (a task runs per call, so each
+# concurrent call sees its own): what links a subagent's transcript to the call that started it.
+CURRENT_CALL_ID: ContextVar[str] = ContextVar("catbuddy_tool_call_id", default="")
 
 
 class PreviewKind(StrEnum):
@@ -62,6 +67,8 @@ class ToolContext:
     grants: WriteGrants = field(default_factory=WriteGrants)
     sessions_dir: Path | None = None  # this project's session files (`recall` searches them)
     session_id: str | None = None  # the open session; set by the agent loop when it changes
+    current_plan: Callable[[], Plan | None] | None = None  # the conversation's plan (`update_plan` reads)
+    delegate: Any = None  # runs a subagent for `task` (tools/task.Delegate); None: no subagents here
 
     @property
     def work_root(self) -> Path:

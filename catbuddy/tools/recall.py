@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
+SUBAGENTS_DIR = "subagents"  # under the sessions folder: subagents/<session id>/<child session>.jsonl
 SNIPPET_CHARS = 360
 MAX_TERMS = 12
 MIN_TERM_CHARS = 2
@@ -93,6 +94,10 @@ def session_files(ctx: ToolContext, scope: str) -> list[tuple[str, Path]]:
         raise ToolError("recall has no session to search: it works inside a catbuddy session.")
     current = ctx.sessions_dir / f"{ctx.session_id}.jsonl"
     files = [(ctx.session_id, current)]
+    # The transcripts of this session's subagents (agent/subagent.py): their whole answers and findings.
+    children = ctx.sessions_dir / SUBAGENTS_DIR / ctx.session_id
+    if children.is_dir():
+        files += [(p.stem, p) for p in sorted(children.glob("*.jsonl"))]
     if scope == "project" and ctx.sessions_dir.is_dir():
         others = [p for p in ctx.sessions_dir.glob("*.jsonl") if p != current]
         others.sort(key=lambda p: p.stat().st_mtime if p.exists() else 0, reverse=True)

@@ -22,6 +22,8 @@ BUILTIN_ORDER = (
     "web_search",
     "skill",
     "recall",  # appended, never inserted: the schemas' order is part of the cached prompt prefix
+    "update_plan",
+    "task",  # registered by the agent when subagents are allowed ([agents] max_depth)
 )
 JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -38,6 +40,7 @@ def builtin_tools() -> list[Tool]:
     from catbuddy.tools.files import EditFileTool, ReadFileTool, WriteFileTool
     from catbuddy.tools.grep import GrepTool
     from catbuddy.tools.list_dir import ListDirTool
+    from catbuddy.tools.plan import UpdatePlanTool
     from catbuddy.tools.recall import RecallTool
     from catbuddy.tools.shell import ExecTool
     from catbuddy.tools.web import WebFetchTool, WebSearchTool
@@ -52,6 +55,7 @@ def builtin_tools() -> list[Tool]:
         WebFetchTool(),
         WebSearchTool(),
         RecallTool(),
+        UpdatePlanTool(),
     ]
 
 

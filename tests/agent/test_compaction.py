@@ -65,10 +65,12 @@ async def test_compaction_runs_when_history_tokens_pass_80_percent_of_the_budget
     scripted_llm_factory, make_loop
 ):
     brain = Brain()
-    llm = scripted_llm_factory([brain] * 60, context_window=8000)
-    loop, events = await make_loop(llm, models=SMALL)
+    # 8,400: the fixed part (tool schemas with update_plan and task) must leave room for more than the
+    # 25 kept messages below the threshold, or there would be nothing to fold when it is crossed.
+    llm = scripted_llm_factory([brain] * 60, context_window=8400)
+    loop, events = await make_loop(llm, models={"scripted": ModelSpec(8400, 1000)})
     threshold = loop.turn_context().compact_threshold
-    assert threshold == int(0.8 * (8000 - 1000 - 1024))
+    assert threshold == int(0.8 * (8400 - 1000 - 1024))
     seen_at_compact: list[int] = []
     events.on = lambda e: (
         seen_at_compact.append(loop.compaction().measure().tokens)

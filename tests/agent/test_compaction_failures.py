@@ -101,9 +101,9 @@ async def test_no_compaction_when_the_fixed_part_alone_is_over_the_threshold(
 
 
 async def test_a_context_length_error_triggers_one_compaction_and_one_retry(scripted_llm_factory, make_loop):
-    # We believe the window is 16k; the server really has 6k. (The user's words the summary carries
+    # We believe the window is 16k; the server really has 6.3k. (The user's words the summary carries
     # are held to a small share here: the real window is only just big enough for the kept part.)
-    llm = scripted_llm_factory([Brain()] * 10, context_window=6000)
+    llm = scripted_llm_factory([Brain()] * 10, context_window=6300)
     context = ContextSettings(compact_message_threshold=10**6, compact_token_ratio=100.0, compact_user_tokens=200)
     loop, events = await make_loop(llm, models={"scripted": ModelSpec(16000, 1000)}, context=context)
     seed(loop, 20, words=120)

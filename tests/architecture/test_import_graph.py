@@ -33,7 +33,7 @@ LAYERS = (
     ("memory", "mcp", "testing"),
     ("tools", "llm"),
     ("context", "safety"),
-    ("sandbox", "session", "skills"),
+    ("sandbox", "session", "skills", "subagents"),
     ("config", "workspace", "logs", "stop_signals"),
     ("trust", "instructions", "markdown_comments", "messages", "model_encodings", "resources",
      "tool_meta"),

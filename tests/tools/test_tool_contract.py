@@ -36,20 +36,20 @@ OTHER_MEANINGS = {
 def test_the_schemas_the_model_reads_are_byte_for_byte_those_before_descriptions_moved_to_files() -> None:
     # The schemas open every request's cached prefix: a changed byte costs every user a cache miss.
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    schemas = build_registry().schemas()
+    schemas = build_registry(subagents=True).schemas()
     assert json.dumps(schemas, ensure_ascii=False) == json.dumps(golden, ensure_ascii=False)
 
 
 def test_every_built_in_reads_its_own_description_file_and_no_file_is_left_over() -> None:
     files = {p.stem for p in (templates_dir() / DESCRIPTIONS_DIR).glob("*.md")}
     assert files == set(BUILTIN_ORDER)
-    for tool in build_registry():
+    for tool in build_registry(subagents=True):
         text = (templates_dir() / DESCRIPTIONS_DIR / f"{tool.name}.md").read_text(encoding="utf-8")
         assert tool.schema()["function"]["description"] == text.removesuffix("\n")
 
 
 def test_no_module_names_a_built_in_tool_but_its_own() -> None:
-    owners = {tool.name: type(tool).__module__ for tool in build_registry()}
+    owners = {tool.name: type(tool).__module__ for tool in build_registry(subagents=True)}
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -64,7 +64,7 @@ def test_no_module_names_a_built_in_tool_but_its_own() -> None:
 
 
 def test_microcompaction_takes_the_tools_that_declare_it() -> None:
-    registry = build_registry()
+    registry = build_registry(subagents=True)
     declared = {tool.name for tool in registry if tool.microcompactable}
     assert registry.microcompactable() == declared
     # Bulky output rarely needed verbatim; never a skill body, an edit's diff or a remote tool's answer.
@@ -107,7 +107,7 @@ def test_each_tool_draws_its_own_approval_preview_and_says_what_it_writes(
     ctx, name: str, args: dict[str, Any], kind: PreviewKind, writes: list[str] | None
 ) -> None:
     (ctx.work_root / "a.txt").write_text("old\n")
-    tool: Tool | None = build_registry().get(name)
+    tool: Tool | None = build_registry(subagents=True).get(name)
     assert tool is not None
     preview = tool.preview(args, ctx)
     written = tool.writes(args, ctx)

@@ -70,6 +70,24 @@ class BuiltPrompt:
     warnings: list[str] = field(default_factory=list)  # workspace files skipped, and why
     _layer_tokens: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _part_tokens: dict[str, dict[str, list[int]]] = field(default_factory=dict, repr=False)
+    _extended: dict[tuple[tuple[str, str], ...], BuiltPrompt] = field(default_factory=dict, repr=False)
+
+    def extended(self, layers: tuple[tuple[str, str], ...]) -> BuiltPrompt:
+        """This prompt with more layers after its own (name, text): a subagent's instructions, plan mode's.
+        Kept per prompt, so its token counts are cached like the prompt's own."""
+        if not layers:
+            return self
+        built = self._extended.get(layers)
+        if built is None:
+            extra = [Layer(name, text) for name, text in layers if text]
+            built = BuiltPrompt(
+                LAYER_SEPARATOR.join([self.text] + [layer.text for layer in extra]),
+                self.layers + extra,
+                self.channel,
+                list(self.warnings),
+            )
+            self._extended[layers] = built
+        return built
 
     def layer(self, name: str) -> Layer | None:
         return next((layer for layer in self.layers if layer.name == name), None)

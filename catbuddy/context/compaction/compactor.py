@@ -350,6 +350,12 @@ class Compactor:
         return CompactionResult(summary, chunks, replaced, summary_tokens, requests, mode)
 
 
-def pinned_summary(prose: str, words: Sequence[UserWords], left_out: int, ledger: str, folded: int) -> str:
-    """The pinned summary: the model's prose, the user's own words, the ledger, and the recall note."""
-    return render(PINNED_TEMPLATE, prose=prose.strip(), words=list(words), left_out=left_out, ledger=ledger, folded=folded)
+def pinned_summary(
+    prose: str, words: Sequence[UserWords], left_out: int, ledger: str, folded: int, plan: str = ""
+) -> str:
+    """The pinned summary: the model's prose, the user's own words, the current plan (verbatim), the ledger,
+    and the recall note."""
+    return render(
+        PINNED_TEMPLATE, prose=prose.strip(), words=list(words), left_out=left_out, ledger=ledger, folded=folded,
+        plan=plan,
+    )  # fmt: skip

@@ -13,6 +13,7 @@ from typing import Any
 
 from catbuddy.context.compaction.compactor import CompactionPlan, pinned_summary
 from catbuddy.context.compaction.ledger import Ledger, bound_ledger, build_ledger, render_ledger
+from catbuddy.context.compaction.plan import Plan, latest_plan
 from catbuddy.context.compaction.user_words import UserWords, carry_user_words, load_words
 from catbuddy.session.history import WorkingHistory
 
@@ -28,6 +29,7 @@ class FoldPrep:
     previous_words: list[UserWords]
     left_out_before: int
     folded_before: int
+    plan: Plan | None = None  # the current plan: pinned verbatim (docs/architecture.md §5c)
 
 
 @dataclass
@@ -58,6 +60,9 @@ def prepare_fold(
         previous_words=load_words(data.get("user_messages")),
         left_out_before=_int(data.get("user_messages_left_out")),
         folded_before=history.folded,
+        # The newest plan of the whole working history (the summary's, then the messages'): a plan set in
+        # the kept part is pinned too, so snipping that part later cannot lose it.
+        plan=latest_plan((entry.meta for entry in history.entries), Plan.from_json(data.get("plan"))),
     )
 
 
@@ -73,13 +78,15 @@ def finish_fold(
         left_out_before=prep.left_out_before,
     )
     folded_total = prep.folded_before + len(plan.fold)
-    summary = pinned_summary(prose, carried.messages, carried.left_out, prep.ledger_text, folded_total)
+    plan_text = prep.plan.render() if prep.plan is not None else ""
+    summary = pinned_summary(prose, carried.messages, carried.left_out, prep.ledger_text, folded_total, plan_text)
     record = {
         "prose": prose,
         "ledger": prep.ledger.to_dict(),
         "user_messages": [words.to_dict() for words in carried.messages],
         "user_messages_left_out": carried.left_out,
         "folded_total": folded_total,
+        **({"plan": prep.plan.to_json()} if prep.plan is not None else {}),
     }
     return FoldOutcome(summary, record, carried.messages)
 
