@@ -1,0 +1,247 @@
+"""Subagents (docs/architecture.md §5c): a `task` call runs a child with a fresh context against the same
+scripted server; the parent's context grows by the child's answer alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from agent_helpers import session_events
+
+from catbuddy.agent.events import ApprovalRequested, SubagentFinished, SubagentStarted, ToolCallFinished
+from catbuddy.config import AgentSettings
+from catbuddy.messages import content_text
+from catbuddy.session.records import read_session_file
+from catbuddy.session.usage import usage_of
+from catbuddy.testing.script import Reply, ReplySpec, ToolCallSpec
+
+WHOLE = 1_000_000
+CHILD_MARK = "## Agent: "  # the child's system prompt carries its agent's instructions under this heading
+
+
+def is_child(body: dict[str, Any]) -> bool:
+    return CHILD_MARK in content_text(body["messages"][0].get("content"))
+
+
+def child_prompt(body: dict[str, Any]) -> str:
+    first_user = next(m for m in body["messages"] if m["role"] == "user")
+    return content_text(first_user["content"])
+
+
+def task(prompt: str, *, agent: str = "explore", id: str | None = None) -> ToolCallSpec:
+    return ToolCallSpec(
+        "task", {"description": f"job {prompt[:10]}", "prompt": prompt, "agent": agent}, id=id
+    )
+
+
+class Script:
+    """Answers the parent's requests from ``parent`` in order and each child's from ``child(body)``."""
+
+    def __init__(self, parent: list[ReplySpec], child) -> None:
+        self.parent = list(parent)
+        self.child = child
+
+    def __call__(self, body: dict[str, Any]) -> ReplySpec:
+        if is_child(body):
+            return self.child(body)
+        return self.parent.pop(0) if self.parent else Reply.text("parent done", chunk_size=WHOLE)
+
+
+def reads_then_answers(body: dict[str, Any]) -> ReplySpec:
+    """A child that reads notes.txt on its first call and answers on its second."""
+    if not any(m["role"] == "tool" for m in body["messages"]):
+        return Reply.tool_call("read_file", {"path": "notes.txt"}, chunk_size=WHOLE)
+    return Reply.text(f"ANSWER for: {child_prompt(body).split(chr(10))[0]}", chunk_size=WHOLE)
+
+
+def child_requests(llm) -> list[Any]:
+    return [r for r in llm.requests if is_child(r.body)]
+
+
+def parent_requests(llm) -> list[Any]:
+    return [r for r in llm.requests if not is_child(r.body)]
+
+
+async def test_a_child_sees_none_of_the_parents_history_and_the_parent_gets_only_its_answer(
+    workspace, scripted_llm_factory, make_loop
+):
+    (workspace.work_root / "notes.txt").write_text("SECRET-FILE-BODY 4711\n")
+    script = Script(
+        [
+            Reply.text("Hello, noted.", chunk_size=WHOLE),
+            ReplySpec(tool_calls=(task("Where is the config loaded?"),)),
+        ],
+        reads_then_answers,
+    )
+    llm = scripted_llm_factory([script] * 20)
+    loop, events = await make_loop(llm)
+    await asyncio.wait_for(loop.run_turn("remember PARENT-ONLY-WORDS please"), 20)
+
+    await asyncio.wait_for(loop.run_turn("now delegate"), 30)
+
+    children = child_requests(llm)
+    assert len(children) == 2
+    for request in children:
+        sent = json.dumps(request.messages)
+        assert "PARENT-ONLY-WORDS" not in sent and "Hello, noted." not in sent
+        assert [m["role"] for m in request.messages][:2] == ["system", "user"]
+        assert child_prompt(request.body).startswith("Where is the config loaded?")
+    assert "SECRET-FILE-BODY" in json.dumps(children[1].messages)  # the child read the file …
+    after = parent_requests(llm)[-1]
+    results = [content_text(m["content"]) for m in after.messages if m["role"] == "tool"]
+    assert results == ["ANSWER for: Where is the config loaded?"]  # … the parent got its answer only
+    assert "SECRET-FILE-BODY" not in json.dumps(after.messages)
+    started = events.of(SubagentStarted)[0]
+    assert started.agent == "explore" and started.call_id == after.messages[-2]["tool_calls"][0]["id"]
+
+
+async def test_two_task_calls_in_one_reply_run_at_the_same_time(workspace, scripted_llm_factory, make_loop):
+    (workspace.work_root / "notes.txt").write_text("x\n")
+
+    def slow_child(body):
+        return Reply.text(f"done: {child_prompt(body)[:6]}", chunk_size=2, delay=0.1)  # ≥ 0.6 s a reply
+
+    both = ReplySpec(tool_calls=(task("first job"), task("second job")))
+    llm = scripted_llm_factory([Script([both], slow_child)] * 10)
+    loop, events = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("two jobs"), 30)
+
+    first, second = child_requests(llm)
+    assert abs(second.received - first.received) < 0.3  # the second started while the first streamed
+    results = [e.result for e in events.of(ToolCallFinished)]
+    assert results == ["done: first", "done: second"]  # results stay in call order
+
+
+async def test_at_most_max_parallel_children_run_at_once(workspace, scripted_llm_factory, make_loop):
+    def slow_child(body):
+        return Reply.text("ok", chunk_size=1, delay=0.2)
+
+    three = ReplySpec(tool_calls=(task("one"), task("two"), task("three")))
+    llm = scripted_llm_factory([Script([three], slow_child)] * 10)
+    loop, _ = await make_loop(llm, agents=AgentSettings(max_parallel=2))
+
+    await asyncio.wait_for(loop.run_turn("three jobs"), 30)
+
+    times = sorted(r.received for r in child_requests(llm))
+    assert times[1] - times[0] < 0.3 and times[2] - times[0] >= 0.35  # the third waited for a slot
+
+
+async def test_an_unknown_agent_lists_the_known_ones(scripted_llm_factory, make_loop):
+    llm = scripted_llm_factory([ReplySpec(tool_calls=(task("x", agent="wizard"),)), Reply.text("ok")])
+    loop, events = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("go"), 20)
+
+    result = events.of(ToolCallFinished)[0]
+    assert result.is_error and "no agent named 'wizard'" in result.result and "explore:" in result.result
+
+
+async def test_a_child_at_its_turn_limit_returns_what_it_has_marked_incomplete(
+    workspace, scripted_llm_factory, make_loop
+):
+    (workspace.work_root / "notes.txt").write_text("x\n")
+
+    def never_done(body):
+        return Reply.tool_call("read_file", {"path": "notes.txt"}, text="still looking", chunk_size=WHOLE)
+
+    llm = scripted_llm_factory([Script([ReplySpec(tool_calls=(task("look forever"),))], never_done)] * 20)
+    loop, events = await make_loop(llm, agents=AgentSettings(max_turns=3))
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    assert len(child_requests(llm)) == 3
+    result = events.of(ToolCallFinished)[-1]
+    assert result.result.startswith("[incomplete: it reached its turn limit (3 model calls)")
+    assert "still looking" in result.result
+    assert events.of(SubagentFinished)[0].status == "incomplete"
+
+
+async def test_a_child_cannot_start_another_at_the_default_depth(workspace, scripted_llm_factory, make_loop):
+    def tries_to_delegate(body):
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return Reply.text("gave up", chunk_size=WHOLE)
+        return ReplySpec(tool_calls=(task("grandchild"),))
+
+    llm = scripted_llm_factory(
+        [Script([ReplySpec(tool_calls=(task("delegate again"),))], tries_to_delegate)] * 10
+    )
+    loop, _ = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    first = child_requests(llm)[0]
+    assert "task" not in [t["function"]["name"] for t in first.body["tools"]]
+    assert {"read_file", "grep", "list_dir"} <= {t["function"]["name"] for t in first.body["tools"]}
+    assert not {"write_file", "edit_file", "exec"} & {t["function"]["name"] for t in first.body["tools"]}
+    assert "there is no tool named 'task'" in content_text(child_requests(llm)[1].messages[-1]["content"])
+
+
+async def test_the_childs_transcript_and_usage_are_kept_in_the_parents_session(
+    workspace, scripted_llm_factory, make_loop
+):
+    (workspace.work_root / "notes.txt").write_text("abc\n")
+    llm = scripted_llm_factory(
+        [Script([ReplySpec(tool_calls=(task("read notes", id="call_T"),))], reads_then_answers)] * 10
+    )
+    loop, _ = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    (record,) = session_events(loop, "subagent")
+    assert record.data["call_id"] == "call_T" and record.data["status"] == "done"
+    roles = [m["role"] for m in record.data["transcript"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert record.data["answer"].startswith("ANSWER for: read notes")
+    assert 0 < record.data["returned_tokens"] < record.data["spent_tokens"]
+    usage = usage_of(read_session_file(loop.session.path).records)
+    assert usage.calls == 4  # two parent calls, two child calls
+    assert usage.prompt_tokens == sum(r.prompt_tokens for r in llm.requests)
+    assert loop.conversation.usage == usage
+
+
+async def test_a_childs_approval_reaches_the_user_named_after_the_child(
+    workspace, scripted_llm_factory, make_loop
+):
+    agents = workspace.project_dir / "agents"
+    agents.mkdir(parents=True)
+    (agents / "scribe.md").write_text(
+        "---\nname: scribe\ndescription: Writes notes.\ntools: [write_file, read_file]\nmax_turns: 4\n---\n"
+        "Write what you are asked to write.\n"
+    )
+
+    def writes(body):
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return Reply.text("written", chunk_size=WHOLE)
+        return Reply.tool_call("write_file", {"path": "out.txt", "content": "hi\n"}, chunk_size=WHOLE)
+
+    llm = scripted_llm_factory(
+        [Script([ReplySpec(tool_calls=(task("write out.txt", agent="scribe"),))], writes)] * 10
+    )
+    loop, events = await make_loop(llm, approval="ask")
+    events.on = lambda e: isinstance(e, ApprovalRequested) and loop.answer_approval(e.call_id, "allow_once")
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    asked = events.of(ApprovalRequested)[0]
+    assert asked.name == "write_file" and asked.summary.startswith("[subagent scribe]")
+    assert "/" in asked.call_id  # <parent call>/<child call>: never confused with the parent's own calls
+    assert (workspace.work_root / "out.txt").read_text() == "hi\n"
+    assert events.of(ToolCallFinished)[-1].result == "written"
+
+
+async def test_stopping_the_parent_stops_its_children(workspace, scripted_llm_factory, make_loop):
+    def stalls(body):
+        return Reply.text("x" * 200, chunk_size=1, delay=0.05)
+
+    llm = scripted_llm_factory([Script([ReplySpec(tool_calls=(task("slow"),))], stalls)] * 10)
+    loop, events = await make_loop(llm)
+
+    loop.submit("go")
+    await events.wait_for(SubagentStarted)
+    await asyncio.sleep(0.3)
+    await asyncio.wait_for(loop.stop(), 5)
+
+    finished = events.of(SubagentFinished)[0]
+    assert finished.status == "incomplete" and finished.reason == "stopped by the user"
