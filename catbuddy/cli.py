@@ -357,6 +357,9 @@ def run(
     dream: Annotated[
         bool, typer.Option("--dream", help="After the turn, let Dream distil pending memory entries.")
     ] = False,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Plan mode: only reading tools run; the model ends with a plan.")
+    ] = False,
 ) -> None:
     """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
     from catbuddy.cli_commands.headless import run_headless_sync
@@ -398,6 +401,7 @@ def run(
         continue_latest=continue_latest,
         approvals_from_stdin=approvals_from_stdin,
         dream=dream,
+        plan_mode=plan,
     )
     skip_teardown()  # the session is closed and the output written
     raise typer.Exit(code)
@@ -559,6 +563,16 @@ def skills(ctx: typer.Context, cwd: CwdOption = None) -> None:
 
     workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
     typer.echo(format_skills_table(discover_skills(workspace)))
+
+
+@app.command()
+def agents(ctx: typer.Context, cwd: CwdOption = None) -> None:
+    """List the subagents the `task` tool can start (.catbuddy/agents, ~/.catbuddy/agents, shipped) and
+    any agent file that could not be used, with the reason."""
+    from catbuddy.subagents.catalog import format_agents_table, load_agents
+
+    workspace, _ = load(ctx, cwd=cwd, ensure_home=False)
+    typer.echo(format_agents_table(load_agents(workspace)))
 
 
 @mcp_app.command("list")

@@ -11,6 +11,7 @@ from typing import Any
 
 from catbuddy.agent.compaction import describe_undo
 from catbuddy.cli_commands.listing import Outcome
+from catbuddy.cli_commands.plan_view import format_delegation, plan_and_delegation
 from catbuddy.cli_commands.tool_outcomes import format_tool_calls, tool_calls
 from catbuddy.session.history import active_compactions, rebuild_history
 from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, read_session_file
@@ -86,6 +87,7 @@ def show_session(workspace: Workspace, session_id: str) -> dict[str, Any]:
         },
         "compactions": compactions,
         "tool_calls": tool_calls(loaded.records),
+        **plan_and_delegation(loaded.records, transcripts=True),
         "problems": list(loaded.problems) + list(history.problems),
     }
 
@@ -107,6 +109,7 @@ def format_show(data: dict[str, Any]) -> str:
     for problem in data["problems"]:
         lines.append(f"! {problem}")
     lines += format_tool_calls(data["tool_calls"])
+    lines += format_delegation(data, transcripts=True)
     if not data["compactions"]:
         lines += ["", "No compactions yet."]
     for c in data["compactions"]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from catbuddy.agent.toolset import build_registry, refresh_external
+from catbuddy.cli_commands.plan_view import format_delegation, plan_and_delegation
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
@@ -41,6 +42,7 @@ class ContextView:
     mcp_status: str = ""
     warnings: tuple[str, ...] = ()  # workspace files left out of the prompt, and why
     memory: dict[str, Any] | None = None  # pending entries and the last Dream (memory/status.py)
+    delegation: dict[str, Any] | None = None  # the session's plan and subagent calls (plan_view.py)
 
     @property
     def total_tokens(self) -> int:
@@ -93,6 +95,8 @@ class ContextView:
             out["load_problems"] = list(self.load_problems)
         if report.usage is not None:
             out["usage"] = report.usage.to_dict(report.price)
+        if self.delegation is not None:
+            out.update(self.delegation)
         return out
 
     def to_text(self) -> str:
@@ -123,6 +127,8 @@ class ContextView:
             for message in self.governed.messages[1:]:
                 parts.append(_render(message))
             summary = self.governed.report.summary() or "nothing to change"
+            if self.delegation is not None:
+                parts += format_delegation(self.delegation)
             parts += ["", "=== Governance report ===", summary]
             report = self.governed.report
             before = f"{report.tokens_before:,}" if report.tokens_before_exact else f"~{report.tokens_before:,} (estimated)"
@@ -166,7 +172,7 @@ def _render(message: dict[str, Any]) -> str:
 
 def load_history(
     workspace: Workspace, history_file: Path | None, session_id: str | None
-) -> tuple[WorkingHistory, tuple[str, ...], SessionUsage]:
+) -> tuple[WorkingHistory, tuple[str, ...], SessionUsage, dict[str, Any]]:
     if history_file is not None:
         path = history_file
     else:
@@ -175,7 +181,8 @@ def load_history(
         path = store.find(session_id)
     loaded = read_session_file(path)
     history = rebuild_history(loaded.records)
-    return history, tuple(loaded.problems) + tuple(history.problems), usage_of(loaded.records)
+    problems = tuple(loaded.problems) + tuple(history.problems)
+    return history, problems, usage_of(loaded.records), plan_and_delegation(loaded.records)
 
 
 def build_view(
@@ -205,8 +212,9 @@ def build_view(
     governed: GovernedContext | None = None
     problems: tuple[str, ...] = ()
     usage: SessionUsage | None = None
+    delegation: dict[str, Any] | None = None
     if history_file is not None or session_id is not None:
-        history, problems, usage = load_history(workspace, history_file, session_id)
+        history, problems, usage, delegation = load_history(workspace, history_file, session_id)
         governed = govern_request(
             prompt=prompt,
             tools=tools,
@@ -236,7 +244,7 @@ def build_view(
     )
     memory = memory_status(workspace, settings)
     return ContextView(
-        report, prompt.text, history, governed, problems, mcp_status, tuple(prompt.warnings), memory
+        report, prompt.text, history, governed, problems, mcp_status, tuple(prompt.warnings), memory, delegation
     )
 
 

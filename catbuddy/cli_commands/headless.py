@@ -21,6 +21,7 @@ from catbuddy.agent.events import (
     GovernanceReported,
     Notice,
     Retrying,
+    SubagentFinished,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -111,6 +112,10 @@ class HeadlessPrinter:
             summary.prompt_tokens += event.prompt_tokens
             summary.completion_tokens += event.completion_tokens
             summary.cached_tokens += event.cached_tokens
+        elif isinstance(event, SubagentFinished):  # a subagent's usage rolls up into the run's
+            summary.prompt_tokens += int(event.usage.get("prompt_tokens", 0))
+            summary.completion_tokens += int(event.usage.get("completion_tokens", 0))
+            summary.cached_tokens += int(event.usage.get("cached_tokens", 0))
         elif isinstance(event, ErrorOccurred):
             summary.errors.append(event.message + (f" ({event.hint})" if event.hint else ""))
         elif isinstance(event, Notice | CompactionFinished):
@@ -166,6 +171,7 @@ async def run_headless(
     continue_latest: bool = False,
     approvals_from_stdin: bool = False,
     dream: bool = False,
+    plan_mode: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -194,6 +200,7 @@ async def run_headless(
         try:
             await loop.start()
             printer.summary.session_id = loop.session_id
+            loop.set_plan_mode(plan_mode)  # --plan: reading tools only, the model ends with a plan
             await loop.run_turn(prompt)
             if dream:  # headless never dreams unless asked (memory.dream governs the app's idle Dream)
                 await loop.dream(manual=False, include_this_session=True)

@@ -187,3 +187,22 @@ def _max_turns(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TURNS_LIMIT:
         raise AgentFileError(f"'max_turns' must be a whole number from 1 to {MAX_TURNS_LIMIT}, got {value!r}")
     return value
+
+
+def format_agents_table(catalog: AgentCatalog) -> str:
+    """`catbuddy agents`: every agent (name, source, tools, model, turn limit, description), then the files
+    that could not be used and why. Never raises: a bad file is a line here, not an error."""
+    lines = []
+    for name in catalog.names():
+        agent = catalog.agents[name]
+        tools = ", ".join(agent.tools) if agent.tools is not None else "read-only tools"
+        limits = [f"model {agent.model}" if agent.model else "parent's model"]
+        limits.append(f"max {agent.max_turns} turns" if agent.max_turns else "default turn limit")
+        lines.append(f"{name}  [{agent.source}]  {agent.description}")
+        lines.append(f"    tools: {tools}; {'; '.join(limits)}; {agent.path}")
+    for agent in catalog.hidden:
+        lines.append(f"(hidden: {agent.name} from {agent.path}, replaced by a later one)")
+    if catalog.problems:
+        lines += ["", "Not loaded:"]
+        lines += [f"! {problem}" for problem in catalog.problems]
+    return "\n".join(lines) if lines else "No agents."
