@@ -33,6 +33,7 @@ from catbuddy.agent.events import (
     TurnEndReason,
     UsageReported,
 )
+from catbuddy.agent.plan_report import format_transcript
 from catbuddy.agent.runner import TurnOutcome, TurnRunner
 from catbuddy.agent.turn_context import TurnContext
 from catbuddy.context.compaction.plan import latest_plan
@@ -246,6 +247,7 @@ class Subagents:
             turns=watcher.calls,
             spent_tokens=spent,
             usage=usage,
+            display="\n".join(format_transcript(transcript)),
         )
         returned = parent.counter.count_text(answer) if answer else 0
         try:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from catbuddy.agent.compaction import describe_undo
+from catbuddy.agent.plan_report import format_delegation, plan_and_delegation
 from catbuddy.cli_commands.listing import Outcome
-from catbuddy.cli_commands.plan_view import format_delegation, plan_and_delegation
 from catbuddy.cli_commands.tool_outcomes import format_tool_calls, tool_calls
 from catbuddy.session.history import active_compactions, rebuild_history
 from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, read_session_file

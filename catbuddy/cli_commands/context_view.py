@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from catbuddy.agent.plan_report import format_delegation, plan_and_delegation
 from catbuddy.agent.toolset import build_registry, refresh_external
-from catbuddy.cli_commands.plan_view import format_delegation, plan_and_delegation
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore

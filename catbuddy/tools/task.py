@@ -46,6 +46,7 @@ class TaskOutcome:
     turns: int = 0  # model calls the child made
     spent_tokens: int = 0  # prompt tokens the child's requests carried (provider's figures when reported)
     usage: dict[str, int] = field(default_factory=dict)
+    display: str = ""  # the child's transcript as a front end shows it under the call
 
 
 class Delegate(Protocol):
@@ -123,7 +124,12 @@ def shape_result(outcome: TaskOutcome, delegate: Delegate, limit: int) -> ToolRe
         **({"reason": outcome.reason} if outcome.reason else {}),
         **({"usage": outcome.usage} if outcome.usage else {}),
     }
-    return ToolResult(answer, meta={SUBAGENT_META_KEY: info})
+    display = (
+        f"{answer}\n\n── transcript of subagent {outcome.agent} ──\n{outcome.display}"
+        if outcome.display
+        else None
+    )
+    return ToolResult(answer, display=display, meta={SUBAGENT_META_KEY: info})
 
 
 def _cut(text: str, limit: int, delegate: Delegate) -> str:

@@ -1,13 +1,14 @@
-"""A session's plan and its subagent calls, for `catbuddy context --session`, `catbuddy sessions show` and
-the app's /context (docs/architecture.md §5c): the current plan, how many versions `update_plan` set, and
-per `task` call the tokens the child's requests carried against the tokens it handed back."""
+"""A session's plan and its subagent calls as data and text (docs/architecture.md §5c): the current plan,
+how many versions `update_plan` set, and per `task` call the tokens the child's requests carried against
+the tokens it handed back. `catbuddy context --session`, `catbuddy sessions show` and the app's /context
+show it; ``format_transcript`` is how a child's transcript reads under its call (the app, `sessions show`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from catbuddy.context.compaction.plan import Plan, latest_plan, plan_of
+from catbuddy.context.compaction.plan import latest_plan, plan_of
 from catbuddy.messages import content_text
 from catbuddy.session.records import EventRecord, MessageRecord, Record
 from catbuddy.session.usage import SUBAGENT_KIND
@@ -101,7 +102,3 @@ def format_transcript(messages: Iterable[Mapping[str, Any]]) -> list[str]:
             text = text[: TRANSCRIPT_LINE_CHARS - 1] + "…"
         lines.append(f"{role}: {text}")
     return lines
-
-
-def current_plan_text(plan: Plan | None) -> str:
-    return plan.render() if plan is not None else ""
