@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing this seam must not pull in the 
         DreamChoice,
         LoopState,
     )
+    from catbuddy.context.compaction.plan import Plan
     from catbuddy.context.governance.report import ContextReport
     from catbuddy.memory.dream import DreamResult
     from catbuddy.session.history import HistoryEntry
@@ -83,3 +84,15 @@ class Agent(Protocol):
     async def new_session(self) -> None: ...
 
     async def resume(self, session_id: str) -> None: ...
+
+    # The plan and plan mode (docs/architecture.md §5c).
+    @property
+    def plan_mode(self) -> bool: ...
+
+    def set_plan_mode(self, active: bool) -> None: ...
+
+    def accept_plan(self) -> Plan | None: ...
+
+    def current_plan(self) -> Plan | None: ...
+
+    def delegation_report(self) -> dict[str, Any]: ...

@@ -305,6 +305,13 @@ class AgentLoop:
         self.set_plan_mode(False)
         return self.current_plan()
 
+    def delegation_report(self) -> dict[str, Any]:
+        """The plan and each subagent call's tokens spent vs returned (/context); reads the session file."""
+        from catbuddy.agent.plan_report import plan_and_delegation
+        from catbuddy.session.records import read_session_file
+
+        return plan_and_delegation(read_session_file(self.session.path).records)
+
     def answer_approval(
         self, call_id: str, choice: ApprovalChoice | str, note: str = "", pattern: str = ""
     ) -> bool:

@@ -27,8 +27,9 @@ from catbuddy.messages import strip_runtime_block
 from catbuddy.stop_signals import install_stop_signals
 from catbuddy.tui import type_through
 from catbuddy.tui.lazy import lazy_module
-from catbuddy.tui.slash import SlashCommands
+from catbuddy.tui.plan_commands import PlanCommands
 from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
+from catbuddy.tui.widgets.plan_panel import PlanPanel
 from catbuddy.tui.widgets.prompt import Completer, PromptArea, PromptBox, QueuedView
 from catbuddy.tui.widgets.status import StatusBar
 from catbuddy.tui.widgets.transcript import Transcript
@@ -63,7 +64,7 @@ def default_loop_factory(workspace: Workspace, settings: Settings, **kwargs: Any
     return AgentLoop(workspace, settings, channel="tui", background_dream=True, **kwargs)
 
 
-class CatbuddyApp(SlashCommands):
+class CatbuddyApp(PlanCommands):
     CSS_PATH = "app.tcss"
     TITLE = "catbuddy"
     ENABLE_COMMAND_PALETTE = False
@@ -71,6 +72,8 @@ class CatbuddyApp(SlashCommands):
         Binding("escape", "escape", "Stop / clear", show=False),
         Binding("ctrl+c", "ctrl_c", "Exit", show=False, priority=True),
         Binding("ctrl+l", "focus_prompt", "Input", show=False),
+        Binding("shift+tab", "cycle_mode", "Approval / plan mode", show=False, priority=True),
+        Binding("ctrl+t", "toggle_plan_panel", "Fold the plan", show=False),
     ]
 
     def __init__(
@@ -113,6 +116,7 @@ class CatbuddyApp(SlashCommands):
     def compose(self) -> ComposeResult:
         yield StatusBar()
         yield PromptBox()
+        yield PlanPanel()  # docked above the input
         yield Transcript()
 
     @property
@@ -225,6 +229,7 @@ class CatbuddyApp(SlashCommands):
             state=_state(loop.state),
         )
         self.refresh_context()
+        self.show_current_plan()
         if not self.transcript.blocks:
             self.notice(
                 f"catbuddy in {self.workspace.work_root} · model {loop.model} · /help for commands and keys",
@@ -299,6 +304,8 @@ class CatbuddyApp(SlashCommands):
             await self.transcript.add(AssistantBlock(final_text))
 
     async def _handle(self, event: ev.Event) -> None:
+        if self.on_plan_event(event):  # the plan panel, plan mode (tui/plan_commands.py)
+            return
         if isinstance(event, ev.TurnStarted):
             early = self._early.pop(0)[1] if self._early and self._early[0][0] == event.user_text else None
             if early is not None:  # shown when it was sent

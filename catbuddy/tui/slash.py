@@ -35,6 +35,7 @@ COPY_FALLBACK_NAME = "last_reply.md"  # under the catbuddy home, for terminals w
 
 HELP_KEYS = """Keys: Enter send · Shift+Enter / Ctrl+J newline · Up/Down history · Tab complete
       Esc stop the turn (again: clear input) · Ctrl+C twice exit · click a tool call to expand it
+      Shift+Tab cycle ask → auto-edit → plan mode · Ctrl+T fold the plan panel
       Typing while the agent works queues your message for after the turn."""
 
 
@@ -130,7 +131,13 @@ class SlashCommands(App[str | None]):
             memory = format_status(self.agent.memory_status())
         except Exception as exc:  # an unreadable memory folder must not hide the context
             memory = f"memory: cannot read its state ({exc})"
-        await self.push_screen(ContextScreen(self.agent.context_report(), memory))
+        try:  # the plan and each subagent call's tokens spent vs returned (read from the session file)
+            from catbuddy.agent.plan_report import format_delegation
+
+            delegation = "\n".join(format_delegation(await asyncio.to_thread(self.agent.delegation_report))).strip()
+        except Exception as exc:  # an unreadable session file must not hide the context
+            delegation = f"plan and subagents: cannot read the session ({exc})"
+        await self.push_screen(ContextScreen(self.agent.context_report(), memory, delegation))
 
     def _editable(self, name: str) -> EditableFile:
         from catbuddy.tui.screens.editor import EditableFile

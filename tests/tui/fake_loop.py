@@ -124,6 +124,23 @@ class FakeLoop:
             raise ValueError("model name must not be empty")
         self.model = name
 
+    plan_mode = False
+
+    def set_plan_mode(self, active: bool) -> None:
+        if self.plan_mode != active:
+            self.plan_mode = active
+            self.emit(ev.PlanModeChanged(active))
+
+    def accept_plan(self) -> Any:
+        self.set_plan_mode(False)
+        return None
+
+    def current_plan(self) -> Any:
+        return None
+
+    def delegation_report(self) -> dict[str, Any]:
+        return {"plan": None, "plan_text": "", "plan_versions": 0, "subagents": []}
+
     def set_approval_mode(self, mode: str) -> None:
         self.approval_mode = mode
 

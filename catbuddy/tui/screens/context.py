@@ -96,16 +96,19 @@ class ContextScreen(ModalScreen[None]):
     type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
     BINDINGS = [Binding("escape", "dismiss", "Close")]
 
-    def __init__(self, report: Any, memory: str = "") -> None:
+    def __init__(self, report: Any, memory: str = "", delegation: str = "") -> None:
         super().__init__(id="context-screen")
         self.report = report
         self.memory = memory  # pending entries and the last Dream (memory/status.py)
+        self.delegation = delegation  # the plan and the subagent calls (agent/plan_report.py)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog picker"):
             yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
             with VerticalScroll():
                 yield Static(context_table(self.report, self.table_width()), id="context-table")
+                if self.delegation:
+                    yield Static(Text(self.delegation), id="context-plan")
                 if self.memory:
                     yield Static(Text(self.memory, style="dim"), id="context-memory")
 

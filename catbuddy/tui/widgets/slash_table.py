@@ -31,6 +31,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("resume", "Resume a session (picker, or by id)", "[id]"),
     SlashCommand("model", "Switch the model for this session", "[name]"),
     SlashCommand("approval", "Switch the approval mode", "[ask|auto-edit|yolo]"),
+    SlashCommand("plan", "Plan mode: only reading tools, the model ends with a plan (Shift+Tab)", "[on|off|accept]"),
     SlashCommand("copy", "Copy the last reply to the clipboard"),
     SlashCommand("exit", "Quit (prints the resume command)"),
 )

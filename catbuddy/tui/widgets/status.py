@@ -37,6 +37,7 @@ class StatusInfo:
     queued: int = 0
     sandbox: str = ""  # SandboxStatus.label; shown only when commands are not sandboxed
     cache_hit: float | None = None  # share of the last call's prompt served from the provider's cache
+    plan_mode: bool = False  # plan mode: only reading tools run (docs/architecture.md §5c)
 
 
 def short_tokens(count: int) -> str:
@@ -132,6 +133,9 @@ def _render(info: StatusInfo, fit: _Fit) -> Text:
     text.append(f"{space}{short_tokens(info.used)}/{short_tokens(info.budget)} {percent}%", style=colour)
     if info.cache_hit is not None and fit.cache:
         text.append(f" · cache {info.cache_hit:.0%}", style="dim")
+    if info.plan_mode:
+        text.append(" │ ", style="dim")
+        text.append("PLAN MODE", style="bold magenta")
     if info.approval:
         text.append(" │ ", style="dim")
         text.append(f"approval {info.approval}", style="red" if info.approval == "yolo" else "cyan")
