@@ -175,8 +175,8 @@ def segment_form(segment: Segment) -> Form:
     if segment.dynamic or segment.inline_code is not None:
         why = segment.dynamic[0] if segment.dynamic else f"`{name}` runs code given inline"
         return Form(name, subcommand, Effect.EXEC, why, False)
-    found = ruling(name, segment.args)
-    if found is None:
+    found = ruling(name, segment.args) if "/" not in (segment.words[0].static or "") else None
+    if found is None:  # not curated, or a program named by path (`./git` is not git)
         return Form(name, subcommand, Effect.EXEC, f"runs `{name}`", False)
     subcommand = found.subcommand or subcommand
     if loader:

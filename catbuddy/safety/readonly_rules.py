@@ -11,6 +11,7 @@ subcommands and programs the same tests exercise.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from catbuddy.safety.readonly_base import (
     READ,
@@ -24,7 +25,9 @@ from catbuddy.safety.readonly_base import (
 )
 from catbuddy.safety.readonly_git import git_rule
 from catbuddy.safety.readonly_sed import sed_rule
-from catbuddy.safety.shell_words import Word
+
+if TYPE_CHECKING:
+    from catbuddy.safety.shell_words import Word
 
 # Programs that only read and print whatever their flags (GNU coreutils and friends).
 PLAIN_READERS = frozenset(
