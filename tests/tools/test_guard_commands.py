@@ -123,6 +123,13 @@ DANGEROUS = [
     "function f { rm -rf ~; }; f",
     "$'\\x72\\x6d' -rf /",
     "uv run rm -rf /",
+    # the wipe spellings the fault battery found passing (issue 27)
+    "rm -rf //",
+    "source <(echo 'rm -rf /')",
+    "rm -rf ~+/..",
+    ". <(printf 'rm -rf ~')",
+    "bash <(echo 'rm -rf /')",
+    "rm -rf ///usr",
 ]
 
 
