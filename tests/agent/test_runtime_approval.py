@@ -15,7 +15,10 @@ from catbuddy.agent.events import (
     ToolCallFinished,
     TurnEndReason,
 )
+from catbuddy.config import ToolSettings
 from catbuddy.testing.script import Reply
+
+ASK_FOR_READS = ToolSettings(auto_allow_read_only=False)  # so that `echo` asks in `ask` mode
 
 
 def answering(loop, choice: ApprovalChoice, note: str = "", asked: list | None = None):
@@ -51,7 +54,7 @@ async def test_allow_once_asks_again_for_the_next_matching_call(workspace, scrip
         Reply.tool_call("exec", {"command": "echo two"}),
         Reply.text("done"),
     )
-    loop, events = await make_loop(scripted_llm, approval="ask")
+    loop, events = await make_loop(scripted_llm, approval="ask", tools=ASK_FOR_READS)
     asked: list[ApprovalRequested] = []
     events.on = answering(loop, ApprovalChoice.ALLOW_ONCE, asked=asked)
 
@@ -68,7 +71,7 @@ async def test_allow_for_the_session_does_not_ask_again_for_a_matching_call(
         Reply.tool_call("exec", {"command": "echo two"}),
         Reply.text("done"),
     )
-    loop, events = await make_loop(scripted_llm, approval="ask")
+    loop, events = await make_loop(scripted_llm, approval="ask", tools=ASK_FOR_READS)
     asked: list[ApprovalRequested] = []
     events.on = answering(loop, ApprovalChoice.ALLOW_SESSION, asked=asked)
 
@@ -172,7 +175,7 @@ async def test_an_answer_for_a_call_nobody_waits_on_is_refused(scripted_llm, mak
 
 async def test_every_answer_is_announced_as_resolved(workspace, scripted_llm, make_loop):
     scripted_llm.push(Reply.tool_call("exec", {"command": "echo hi"}), Reply.text("done"))
-    loop, events = await make_loop(scripted_llm, approval="ask")
+    loop, events = await make_loop(scripted_llm, approval="ask", tools=ASK_FOR_READS)
     events.on = answering(loop, ApprovalChoice.DENY_WITH_NOTE, "not now")
 
     await loop.run_turn("say hi")
