@@ -9,7 +9,6 @@ import io
 import json
 
 from catbuddy.agent.events import PlanModeChanged, ToolCallFinished
-from catbuddy.agent.plan_mode import known_safe_check
 from catbuddy.cli_commands.headless import run_headless
 from catbuddy.messages import content_text
 from catbuddy.testing.script import Reply
@@ -32,9 +31,7 @@ async def test_plan_mode_offers_no_writing_tool_and_tells_the_model_it_is_planni
 
     tools = offered(llm.requests[0])
     assert not tools & WRITING
-    assert {"read_file", "grep", "list_dir", "update_plan", "task"} <= tools
-    if known_safe_check() is None:  # without the shared classifier no command runs in plan mode
-        assert "exec" not in tools
+    assert {"read_file", "grep", "list_dir", "update_plan", "task", "exec"} <= tools
     system = content_text(llm.requests[0].messages[0]["content"])
     assert "## Plan mode" in system and "end your reply with the plan" in system
     assert events.of(PlanModeChanged)[0].active is True
@@ -56,8 +53,30 @@ async def test_a_write_call_in_plan_mode_is_refused_even_in_yolo(workspace, scri
     write, command = events.of(ToolCallFinished)
     assert write.is_error and write.meta["status"] == "refused"
     assert "plan mode is on" in write.result and "write_file would change something" in write.result
-    assert command.is_error and "plan mode is on" in command.result
+    assert command.is_error and "plan mode is on" in command.result and "`touch made.txt`" in command.result
     assert not (workspace.work_root / "new.txt").exists() and not (workspace.work_root / "made.txt").exists()
+
+
+async def test_known_read_only_commands_run_in_plan_mode_even_in_ask(
+    workspace, scripted_llm_factory, make_loop
+):
+    (workspace.work_root / "a.txt").write_text("alpha\n")
+    llm = scripted_llm_factory(
+        [
+            Reply.tool_call("exec", {"command": "cat a.txt | wc -l"}),
+            Reply.tool_call("exec", {"command": "rm a.txt"}),
+            Reply.text("read it"),
+        ]  # fmt: skip
+    )
+    loop, events = await make_loop(llm, approval="ask", interactive=False)
+    loop.set_plan_mode(True)
+
+    await asyncio.wait_for(loop.run_turn("count the lines"), 30)
+
+    read, remove = events.of(ToolCallFinished)
+    assert not read.is_error and read.result.strip().startswith("1")
+    assert remove.is_error and "plan mode is on" in remove.result
+    assert (workspace.work_root / "a.txt").exists()
 
 
 async def test_accepting_the_plan_leaves_plan_mode_and_keeps_the_plan(scripted_llm_factory, make_loop):
