@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from catbuddy.context.compaction.plan import latest_plan, plan_of
-from catbuddy.messages import content_text
+from catbuddy.messages import content_text, strip_runtime_block
 from catbuddy.session.records import EventRecord, MessageRecord, Record
 from catbuddy.session.usage import SUBAGENT_KIND
 
@@ -89,7 +89,8 @@ def format_transcript(messages: Iterable[Mapping[str, Any]]) -> list[str]:
     lines = []
     for message in messages:
         role = str(message.get("role", "?"))
-        text = " ".join(content_text(message.get("content")).split())
+        text = content_text(message.get("content"))
+        text = " ".join((strip_runtime_block(text) if role == "user" else text).split())
         calls = message.get("tool_calls")
         if isinstance(calls, list) and calls:
             names = ", ".join(

@@ -30,6 +30,7 @@ from catbuddy.agent.events import (
     Notice,
     SubagentFinished,
     SubagentStarted,
+    ToolCallFinished,
     TurnEndReason,
     UsageReported,
 )
@@ -275,6 +276,7 @@ class _ChildWatcher:
         self.counted = 0
         self.error = ""
         self._prompt = self._cached = self._completion = 0
+        self._asked: set[str] = set()  # child calls shown to the user (approval asked): their end is too
 
     def usage(self) -> dict[str, int]:
         if not self._prompt:
@@ -292,13 +294,16 @@ class _ChildWatcher:
             self._cached += event.cached_tokens
             self._completion += event.completion_tokens
         elif isinstance(event, ApprovalRequested):
+            self._asked.add(event.call_id)
             relayed = dataclasses.replace(
                 event,
                 call_id=f"{self.prefix}/{event.call_id}",
                 summary=f"[{label}] {event.summary}",
                 reason=f"{label}: {event.reason}" if event.reason else label,
             )
-        elif isinstance(event, ApprovalResolved):
+        elif isinstance(event, ApprovalResolved | ToolCallFinished) and (
+            isinstance(event, ApprovalResolved) or event.call_id in self._asked
+        ):  # how an asked call ended: its block in the parent's view closes
             relayed = dataclasses.replace(event, call_id=f"{self.prefix}/{event.call_id}")
         elif isinstance(event, ErrorOccurred):
             self.error = event.message

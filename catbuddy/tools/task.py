@@ -18,6 +18,8 @@ from catbuddy.tool_meta import ToolMeta
 from catbuddy.tools.base import CURRENT_CALL_ID, Tool, ToolContext, ToolError, ToolResult
 
 SUBAGENT_META_KEY = "subagent"  # ToolMeta.extra: what the child did (agent, session, status, tokens)
+DISPLAY_META_KEY = "display"  # ToolMeta.extra: what a front end shows of a stored call when expanded
+MAX_STORED_DISPLAY = 20_000
 DONE = "done"
 INCOMPLETE = "incomplete"  # turn limit reached, stopped, or failed: the answer is what it had
 CUT_NOTE = (
@@ -129,7 +131,10 @@ def shape_result(outcome: TaskOutcome, delegate: Delegate, limit: int) -> ToolRe
         if outcome.display
         else None
     )
-    return ToolResult(answer, display=display, meta={SUBAGENT_META_KEY: info})
+    meta: dict[str, Any] = {SUBAGENT_META_KEY: info}
+    if display:  # stored with the call, so a resumed session expands it the same (never sent to a model)
+        meta[DISPLAY_META_KEY] = display[:MAX_STORED_DISPLAY]
+    return ToolResult(answer, display=display, meta=meta)
 
 
 def _cut(text: str, limit: int, delegate: Delegate) -> str:

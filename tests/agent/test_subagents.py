@@ -227,6 +227,8 @@ async def test_a_childs_approval_reaches_the_user_named_after_the_child(
     asked = events.of(ApprovalRequested)[0]
     assert asked.name == "write_file" and asked.summary.startswith("[subagent scribe]")
     assert "/" in asked.call_id  # <parent call>/<child call>: never confused with the parent's own calls
+    ended = [e for e in events.of(ToolCallFinished) if e.call_id == asked.call_id]
+    assert len(ended) == 1 and ended[0].name == "write_file"  # the asked call's end is shown too
     assert (workspace.work_root / "out.txt").read_text() == "hi\n"
     assert events.of(ToolCallFinished)[-1].result == "written"
 

@@ -83,3 +83,36 @@ async def test_a_task_call_expands_into_its_subagents_transcript(workspace, scri
         assert block.tool_name == "task" and block.result == "notes.txt holds NOTE-BODY."
         assert "transcript of subagent explore" in block.display_text
         assert "assistant: → read_file" in block.display_text and "NOTE-BODY" in block.display_text
+
+
+async def test_a_resumed_session_shows_its_plan_and_its_task_calls_transcript(
+    workspace, scripted_llm
+) -> None:
+    def answer(body):
+        if "## Agent: explore" in content_text(body["messages"][0]["content"]):
+            return Reply.text("found it in a.py")
+        return parent.pop(0) if parent else Reply.text("done")
+
+    task = ToolCallSpec("task", {"description": "look", "prompt": "Find it."})
+    parent = [Reply.tool_call("update_plan", PLAN), ReplySpec(tool_calls=(task,))]
+    scripted_llm.push(*[answer] * 6)
+    first = real_app(workspace, scripted_llm)
+    async with first.run_test(size=SIZE) as pilot:
+        await send(first, pilot, "go")
+        await wait_for(
+            pilot, lambda: idle(first) and len(first.transcript.query(ToolBlock)) == 2, what="calls"
+        )
+        session_id = first.loop.session_id
+
+    again = real_app(workspace, scripted_llm, resume=session_id)
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot,
+            lambda: idle(again) and again.session_id and again.transcript.query(ToolBlock),
+            what="resumed",
+        )
+        assert "▶ Fix the bug" in again.query_one(PlanPanel).render_plan().plain
+        task_block = [b for b in again.transcript.query(ToolBlock) if b.tool_name == "task"][0]
+        assert "transcript of subagent explore" in task_block.display_text
+        assert "assistant: found it in a.py" in task_block.display_text
+        assert "user: Find it.\n" in task_block.display_text  # the runtime block is not shown

@@ -138,7 +138,9 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         """A call of a resumed session: as it ended live, from its stored meta; without one (a session
         written before results carried it) the status is unknown, never guessed."""
         outcome = ToolMeta.from_json(meta)
-        self.finish(result, False, outcome.duration or 0.0, None, outcome.to_json())
+        shown = outcome.extra.get("display")  # a tool's stored display (a subagent's transcript)
+        self.finish(result, False, outcome.duration or 0.0, shown if isinstance(shown, str) else None,
+                    outcome.to_json())  # fmt: skip
         if self.expanded:
             self._show_details()
 
