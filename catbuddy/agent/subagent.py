@@ -184,6 +184,15 @@ class Subagents:
             tools.delegate = Subagents(lambda: child_ctx(), depth=self.depth + 1, plan_mode=self._plan_mode,
                                        plan_layers=self._plan_layers)  # fmt: skip
         registry = child_registry(parent.registry, definition, deeper=deeper, plan_mode=self._plan_mode())
+        unknown = [
+            name
+            for name in definition.tools or ()
+            if getattr(parent.registry, "full", parent.registry).get(name) is None
+        ]
+        if unknown:  # e.g. a Claude Code agent file's "Read, Grep": said, not fatal
+            known = ", ".join(getattr(parent.registry, "full", parent.registry).names())
+            parent.bus.emit(Notice(f"Agent {definition.name} ({definition.path}) lists tools catbuddy does not have: "
+                                   f"{', '.join(unknown)}. It runs without them; the tools are: {known}.", "warning"))  # fmt: skip
         layers: tuple[tuple[str, str], ...] = (
             (AGENT_LAYER, f"## Agent: {definition.name}\n\n{definition.instructions}"),
         )

@@ -161,3 +161,16 @@ async def test_recall_finds_an_earlier_version_of_the_plan(scripted_llm_factory,
 
     found = events.of(ToolCallFinished)[-1].result
     assert "1. [>] Rewrite the tokenizer in Rust" in found and "tool result (update_plan)" in found
+
+
+async def test_a_resumed_session_announces_its_plan(scripted_llm_factory, make_loop):
+    llm = scripted_llm_factory([plan_call(CODEX_ARGS), Reply.text("ok")])
+    first, _ = await make_loop(llm)
+    await asyncio.wait_for(first.run_turn("plan"), 20)
+    session_id = first.session_id
+    await first.aclose()
+
+    again, events = await make_loop(llm, resume=session_id)
+
+    assert again.current_plan() == first.current_plan()
+    assert events.of(PlanUpdated)[0].steps == [s.to_json() for s in again.current_plan().steps]

@@ -247,3 +247,63 @@ async def test_stopping_the_parent_stops_its_children(workspace, scripted_llm_fa
 
     finished = events.of(SubagentFinished)[0]
     assert finished.status == "incomplete" and finished.reason == "stopped by the user"
+
+
+async def test_with_max_depth_2_a_child_may_start_one_grandchild_but_no_deeper(
+    workspace, scripted_llm_factory, make_loop
+):
+    def nested(body):
+        system = content_text(body["messages"][0]["content"])
+        done = any(m["role"] == "tool" for m in body["messages"])
+        if "task" in {t["function"]["name"] for t in body.get("tools") or []} and not done:
+            return ReplySpec(tool_calls=(task("go one level deeper"),))
+        return Reply.text("answer from below" if not done else "relayed: " + body["messages"][-1]["content"][:40],
+                          chunk_size=WHOLE) if "## Agent:" in system else Reply.text("top")  # fmt: skip
+
+    llm = scripted_llm_factory([Script([ReplySpec(tool_calls=(task("start"),))], nested)] * 10)
+    loop, events = await make_loop(llm, agents=AgentSettings(max_depth=2))
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    started = events.of(SubagentStarted)  # only the parent's children are reported on its bus
+    assert len(started) == 1
+    tools_per_child_request = [{t["function"]["name"] for t in r.body["tools"]} for r in child_requests(llm)]
+    assert "task" in tools_per_child_request[0]  # the child may delegate …
+    assert "task" not in tools_per_child_request[1]  # … its child may not
+    assert events.of(ToolCallFinished)[-1].result.startswith("relayed: answer from below")
+
+
+async def test_a_child_whose_provider_fails_returns_incomplete_with_the_reason(
+    scripted_llm_factory, make_loop
+):
+    from catbuddy.testing.script import Reply as R
+
+    def fails(body):
+        return R.error(400, message="model not found: tiny-model")
+
+    llm = scripted_llm_factory([Script([ReplySpec(tool_calls=(task("x"),))], fails)] * 5)
+    loop, events = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    result = events.of(ToolCallFinished)[0]
+    assert result.result.startswith("[incomplete: it failed: ") and "model not found" in result.result
+    assert not result.is_error  # the call worked; the child's failure is its answer, marked
+
+
+async def test_an_agent_listing_tools_catbuddy_lacks_runs_without_them_and_says_so(
+    workspace, scripted_llm_factory, make_loop
+):
+    from catbuddy.agent.events import Notice
+
+    agents = workspace.project_dir / "agents"
+    agents.mkdir(parents=True)
+    (agents / "claude-style.md").write_text("---\ndescription: d\ntools: Read, grep\n---\nDo it.\n")
+    llm = scripted_llm_factory([Script([ReplySpec(tool_calls=(task("x", agent="claude-style"),))],
+                                       lambda body: Reply.text("ok"))] * 5)  # fmt: skip
+    loop, events = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    assert [t["function"]["name"] for t in child_requests(llm)[0].body["tools"]] == ["grep"]
+    assert any("lists tools catbuddy does not have: Read" in n.text for n in events.of(Notice))
