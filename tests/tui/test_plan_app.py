@@ -116,3 +116,18 @@ async def test_a_resumed_session_shows_its_plan_and_its_task_calls_transcript(
         assert "transcript of subagent explore" in task_block.display_text
         assert "assistant: found it in a.py" in task_block.display_text
         assert "user: Find it.\n" in task_block.display_text  # the runtime block is not shown
+
+
+async def test_context_shows_the_plan(workspace, scripted_llm) -> None:
+    from catbuddy.tui.screens.context import ContextScreen
+
+    scripted_llm.push(Reply.tool_call("update_plan", PLAN), Reply.text("ok"))
+    app = real_app(workspace, scripted_llm)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "plan")
+        await wait_for(pilot, lambda: idle(app) and app.query_one(PlanPanel).steps, what="plan")
+        await send(app, pilot, "/context")
+        screen = await wait_for(
+            pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen, what="/context"
+        )
+        assert "=== Plan (set 1 time" in screen.delegation and "2. [>] Fix the bug" in screen.delegation
