@@ -230,7 +230,9 @@ class ToolCallBatch:
             )
             plan = plan_of(meta)
             if plan is not None:  # the front ends' plan panel and --stream-json (docs/architecture.md §5c)
-                self.ctx.bus.emit(PlanUpdated([s.to_json() for s in plan.steps], plan.explanation, call["id"]))
+                self.ctx.bus.emit(
+                    PlanUpdated([s.to_json() for s in plan.steps], plan.explanation, call["id"])
+                )
 
     def _meta(self, call: Call, result: ToolResult, duration: float, malformed: str) -> ToolMeta:
         """The call's outcome as data; the tool adds its ledger facts and its one-line summary."""

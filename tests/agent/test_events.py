@@ -57,13 +57,25 @@ SAMPLES: list[ev.Event] = [
     ev.ContextTooLong("maximum context length is 8192 tokens"),
     ev.CompactionAttemptFailed("the summary was longer than what it replaces", 2),
     ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
-    ev.PlanUpdated([{"step": "Read the parser", "status": "done"}, {"step": "Fix it", "status": "in_progress"}],
-                   "found the bug", "call_3"),  # fmt: skip
+    ev.PlanUpdated(
+        [{"step": "Read the parser", "status": "done"}, {"step": "Fix it", "status": "in_progress"}],
+        "found the bug",
+        "call_3",
+    ),  # fmt: skip
     ev.PlanModeChanged(True),
     ev.SubagentStarted("call_4", "explore", "find the config loader", "20261202-101011-abcdef", "gpt-4o"),
     ev.SubagentFinished(
-        "call_4", "explore", "find the config loader", "20261202-101011-abcdef", "done", "", 3, 5400, 120,
-        "config.py:12 loads it", {"calls": 3, "prompt_tokens": 5400, "cached_tokens": 0, "completion_tokens": 90},
+        "call_4",
+        "explore",
+        "find the config loader",
+        "20261202-101011-abcdef",
+        "done",
+        "",
+        3,
+        5400,
+        120,
+        "config.py:12 loads it",
+        {"calls": 3, "prompt_tokens": 5400, "cached_tokens": 0, "completion_tokens": 90},
         [{"role": "user", "content": "find it"}, {"role": "assistant", "content": "config.py:12 loads it"}],
     ),
 ]

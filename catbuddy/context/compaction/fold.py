@@ -79,7 +79,9 @@ def finish_fold(
     )
     folded_total = prep.folded_before + len(plan.fold)
     plan_text = prep.plan.render() if prep.plan is not None else ""
-    summary = pinned_summary(prose, carried.messages, carried.left_out, prep.ledger_text, folded_total, plan_text)
+    summary = pinned_summary(
+        prose, carried.messages, carried.left_out, prep.ledger_text, folded_total, plan_text
+    )
     record = {
         "prose": prose,
         "ledger": prep.ledger.to_dict(),
