@@ -25,6 +25,7 @@ from catbuddy.agent.events import (
     ApprovalDecision,
     ApprovalRequested,
     ApprovalResolved,
+    AssistantMessage,
     ErrorOccurred,
     Event,
     Notice,
@@ -46,7 +47,7 @@ from catbuddy.session.store import SessionStore
 from catbuddy.subagents.catalog import AgentCatalog, AgentDefinition, load_agents
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.registry import ToolRegistry
-from catbuddy.tools.task import DONE, INCOMPLETE, TaskOutcome, TaskRequest, TaskTool
+from catbuddy.tools.task import DONE, INCOMPLETE, TaskOutcome, TaskRequest, TaskTool, shape_result
 
 log = logging.getLogger(__name__)
 
@@ -181,18 +182,21 @@ class Subagents:
         )
         child: TurnContext | None = None
         if deeper:
-            tools.delegate = Subagents(lambda: child_ctx(), depth=self.depth + 1, plan_mode=self._plan_mode,
-                                       plan_layers=self._plan_layers)  # fmt: skip
+            tools.delegate = Subagents(
+                lambda: child_ctx(),
+                depth=self.depth + 1,
+                plan_mode=self._plan_mode,
+                plan_layers=self._plan_layers,
+            )
         registry = child_registry(parent.registry, definition, deeper=deeper, plan_mode=self._plan_mode())
-        unknown = [
-            name
-            for name in definition.tools or ()
-            if getattr(parent.registry, "full", parent.registry).get(name) is None
-        ]
+        every = getattr(parent.registry, "full", parent.registry)  # plan mode's registry wraps the full one
+        unknown = [name for name in definition.tools or () if every.get(name) is None]
         if unknown:  # e.g. a Claude Code agent file's "Read, Grep": said, not fatal
-            known = ", ".join(getattr(parent.registry, "full", parent.registry).names())
-            parent.bus.emit(Notice(f"Agent {definition.name} ({definition.path}) lists tools catbuddy does not have: "
-                                   f"{', '.join(unknown)}. It runs without them; the tools are: {known}.", "warning"))  # fmt: skip
+            text = (
+                f"Agent {definition.name} ({definition.path}) lists tools catbuddy does not have: "
+                f"{', '.join(unknown)}. It runs without them; the tools are: {', '.join(every.names())}."
+            )
+            parent.bus.emit(Notice(text, "warning"))
         layers: tuple[tuple[str, str], ...] = (
             (AGENT_LAYER, f"## Agent: {definition.name}\n\n{definition.instructions}"),
         )
@@ -254,18 +258,18 @@ class Subagents:
             reason=reason,
             agent=definition.name,
             session=conversation.id,
-            turns=watcher.calls,
+            turns=watcher.turns,
             spent_tokens=spent,
             usage=usage,
             display="\n".join(format_transcript(transcript)),
         )
-        returned = parent.counter.count_text(answer) if answer else 0
+        # Exactly what the parent reads: the answer as the task tool shapes it (cut, marked).
+        returned = self.count(shape_result(result, self, parent.settings.agents.answer_tokens).content)
         try:
             parent.bus.emit(
                 SubagentFinished(
                     request.call_id, definition.name, request.description, conversation.id, status, reason,
-                    watcher.calls, spent, min(returned, parent.settings.agents.answer_tokens), answer, usage,
-                    transcript,
+                    watcher.turns, spent, returned, answer, usage, transcript,
                 )
             )  # fmt: skip
         finally:
@@ -281,7 +285,8 @@ class _ChildWatcher:
         self.parent_bus = parent_bus
         self.agent = agent
         self.prefix = prefix
-        self.calls = 0
+        self.calls = 0  # model calls that reported usage
+        self.turns = 0  # model calls (replies)
         self.counted = 0
         self.error = ""
         self._prompt = self._cached = self._completion = 0
@@ -296,7 +301,9 @@ class _ChildWatcher:
     def __call__(self, event: Event) -> None:
         label = f"subagent {self.agent}"
         relayed: Event | None = None
-        if isinstance(event, UsageReported):
+        if isinstance(event, AssistantMessage):
+            self.turns += 1
+        elif isinstance(event, UsageReported):
             self.calls += 1
             self.counted += event.counted_prompt_tokens
             self._prompt += event.prompt_tokens

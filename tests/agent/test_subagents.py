@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from agent_helpers import session_events
+from agent_helpers import session_events, session_messages
 
 from catbuddy.agent.events import ApprovalRequested, SubagentFinished, SubagentStarted, ToolCallFinished
 from catbuddy.config import AgentSettings
@@ -194,7 +194,9 @@ async def test_the_childs_transcript_and_usage_are_kept_in_the_parents_session(
     roles = [m["role"] for m in record.data["transcript"]]
     assert roles == ["user", "assistant", "tool", "assistant"]
     assert record.data["answer"].startswith("ANSWER for: read notes")
-    assert 0 < record.data["returned_tokens"] < record.data["spent_tokens"]
+    assert 0 < record.data["returned_tokens"] < record.data["spent_tokens"] and record.data["turns"] == 2
+    parent_result = [m for m in session_messages(loop) if m["role"] == "tool"][0]["content"]
+    assert record.data["returned_tokens"] == loop.turn_context().counter.count_text(parent_result)
     usage = usage_of(read_session_file(loop.session.path).records)
     assert usage.calls == 4  # two parent calls, two child calls
     assert usage.prompt_tokens == sum(r.prompt_tokens for r in llm.requests)
