@@ -164,7 +164,7 @@ class ExecRules:
         remembers = ""
         if pattern:
             offered = form.effect if form.understood else Effect.EXEC
-            self._offered[pattern] = max(offered, self._offered.get(pattern, Effect.READ))
+            self._offered[pattern] = offered  # the latest ask is the one the user answers
             entry = self.entry(pattern)
             remembers = entry.describe() if entry else ""
         reason = self._kind_of([(segment, form)], sandbox, read_only)
