@@ -59,6 +59,7 @@ class ExecRules:
         self.commands: dict[tuple[str, ...], RememberedCommand] = {}
         self._pending: list[str] = []  # patterns parsed at the first command (the grammar loads lazily)
         self._offered: dict[str, Effect] = {}  # suggested patterns and what the asked form did
+        self._parsed: dict[str, RememberedCommand | None] = {}
 
     # --- remembering ------------------------------------------------------------------------------
 
@@ -67,7 +68,9 @@ class ExecRules:
 
     def entry(self, pattern: str) -> RememberedCommand | None:
         """What remembering ``pattern`` means: its own form's effect, or the asked form's if more."""
-        found = remembered_command(pattern, self.work_root, self.home)
+        if pattern not in self._parsed:  # a pattern's own form does not change: parse it once
+            self._parsed[pattern] = remembered_command(pattern, self.work_root, self.home)
+        found = self._parsed[pattern]
         if found is None:
             return None
         offered = self._offered.get(pattern, Effect.READ)

@@ -157,3 +157,44 @@ KNOWN_SAFE += [
     "tree -L 2",
     "git log --oneline -n 20 --stat",
 ]
+
+# Escalation probes (Codex's dangerous variants of benign commands): (approved for the session, probe).
+ESCALATIONS = [
+    ("git log -n 5", "git log --output=/tmp/git-log-out-test -n 1"),
+    ("git diff", "git diff --output /tmp/git-diff-out-test"),
+    ("git show HEAD", "git show --output=/tmp/git-show-out-test HEAD"),
+    ("git branch", "git branch -d feature"),
+    ("sed -n 1,5p file.txt", "sed -e 's/y/echo hi/e'"),
+    ("find . -name file.txt", "find . -delete"),
+    ("find . -name file.txt", "find . -fprint /etc/passwd"),
+    ("rg foo", "rg --pre pwned files"),
+    ("rg foo", "rg --hostname-bin pwned files"),
+    ("rg foo", "rg -z files"),
+    ("base64 README.md", "base64 -o out.bin"),
+    ("git log -n 5", "git -c core.pager=cat log -n 1"),
+    ("git status", "git -ccore.pager=cat status"),
+    ("sort names.txt", "sort -o names.txt names.txt"),
+]
+
+# Destructive forms (Codex's is_dangerous_command.rs, vibe's denylist tests, issue 27's list):
+# (command, an allow-list entry that would cover it by prefix, a benign form that entry does cover).
+DESTRUCTIVE = [
+    ("git reset --hard", "git reset", "git reset --soft HEAD~1"),
+    ("bash -lc 'git reset --hard'", "git reset", "bash -lc 'git reset HEAD file.txt'"),
+    ("/usr/bin/git reset --hard", "/usr/bin/git reset", "/usr/bin/git reset HEAD"),
+    ("git -C . reset --hard HEAD~1", "git", "git -C . status"),
+    ("git checkout -- src/app.py", "git checkout", "git checkout main"),
+    ("git checkout .", "git checkout", "git checkout -b topic"),
+    ("git restore src/app.py", "git restore", "git restore --staged src/app.py"),
+    ("git clean -fd", "git clean", "git clean -n"),
+    ("git stash drop", "git stash", "git stash push -m wip"),
+    ("git stash clear", "git stash", "git stash list"),
+    ("git branch -D topic", "git branch", "git branch --list"),
+    ("git push --force origin main", "git push", "git push origin main"),
+    ("git push origin +main", "git push", "git push origin main"),
+    ("git rebase main", "git rebase", "git log -n 1"),
+    ("rm -r build", "rm", "rm build.log"),
+    ("rm -rf ./dist", "rm", "rm -f dist/app.whl"),
+    ("truncate -s 0 notes.txt", "truncate", "wc -c notes.txt"),
+    ("echo x > notes.txt", "echo", "echo x >> notes.txt"),
+]
