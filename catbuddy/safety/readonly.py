@@ -58,6 +58,9 @@ LOADER_VARIABLES = frozenset(
         "GIT_CONFIG_PARAMETERS",
         "GIT_CONFIG_GLOBAL",
         "EDITOR",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "RIPGREP_CONFIG_PATH",
     }
 )
 # Wrappers that change how a command runs, not what it does (privilege wrappers are told apart elsewhere).
@@ -171,7 +174,9 @@ def segment_form(segment: Segment) -> Form:
     if privileged:
         return Form(name, subcommand, Effect.EXEC, f"`{privileged[0]}` runs it with root privileges", False)
     other = [w for w in segment.wrappers if w not in HARMLESS_WRAPPERS]
-    loader = [n for n in segment.assignments if n in LOADER_VARIABLES or n.startswith(("LD_", "DYLD_"))]
+    loader = [
+        n for n in segment.assignments if n in LOADER_VARIABLES or n.startswith(("LD_", "DYLD_", "GIT_"))
+    ]
     if segment.dynamic or segment.inline_code is not None:
         why = segment.dynamic[0] if segment.dynamic else f"`{name}` runs code given inline"
         return Form(name, subcommand, Effect.EXEC, why, False)

@@ -49,3 +49,51 @@ def test_is_known_safe_is_the_stable_entry_point() -> None:
     assert is_known_safe("git status && git log -n 5", ROOT) is True
     assert is_known_safe("git status && git commit -m x", ROOT) is False
     assert is_known_safe("", ROOT) is False
+
+
+# Each flag rule: a form that is read-only, and the nearest form that is not.
+RULE_PAIRS = [
+    ("git status", "git -c core.fsmonitor=x status"),
+    ("git --no-pager log -n 3", "git --exec-path=/tmp/x log"),
+    ("git log --stat", "git log --ext-diff"),
+    ("git cat-file -p HEAD", "git cat-file --filters HEAD:a.txt"),
+    ("git grep -n TODO", "git grep -O TODO"),
+    ("git branch -a -v", "git branch -m old new"),
+    ("git tag -l 'v1.*'", "git tag v2.0"),
+    ("git remote get-url origin", "git remote add fork https://x"),
+    ("git stash show -p", "git stash pop"),
+    ("git config --get user.email", "git config user.email me@x"),
+    ("git reflog", "git reflog expire --all"),
+    ("git worktree list", "git worktree add ../wt"),
+    ("git version", "git frobnicate"),
+    ("find . -type f -newer x", "find . -execdir ls ;"),
+    ("sed -n '$p' f", "sed -n '1r /etc/passwd' f"),
+    ("sed 's/a/b/g;s/c/d/' f", "sed 's/a/b/gw out' f"),
+    ("sed -E -n '/^#/!p' f", "sed -nf script.sed f"),
+    ("rg -n -i foo", "rg -nz foo"),
+    ("sort -k2 -n f", "sort -nk2 -o f f"),
+    ("base64 -d blob", "base64 --output=x blob"),
+    ("tree -a -L 2", "tree -o listing.txt"),
+    ("xxd blob", "xxd blob blob.hex"),
+    ("uniq -d f", "uniq f f.out"),
+    ("file -b f", "file -C -m magic"),
+    ("date -u +%s", "date -s 2020-01-01"),
+    ("hostname -f", "hostname newname"),
+    ("yq '.a' f.yaml", "yq -i '.a = 1' f.yaml"),
+    ("fd -e py", "fd -e py -x rm"),
+    ("less -N f", "less -o log f"),
+    ("env", "env PATH=/tmp/evil ls"),
+    ("timeout 5 ls", "time -o out ls"),
+    ("ls -la 2>/dev/null >/dev/null", "ls -la 2>err.log"),
+    ("cat < notes.txt", "cat notes.txt >> all.txt"),
+    ("git log | head -n 3", "git log | tee log.txt"),
+    ("git log", "GIT_EXTERNAL_DIFF=x git log -p"),
+    ("rg foo", "RIPGREP_CONFIG_PATH=rc rg foo"),
+    ("ls", "./ls"),
+]
+
+
+@pytest.mark.parametrize(("reads", "does_more"), RULE_PAIRS)
+def test_each_rule_has_a_form_that_runs_and_one_that_asks(reads: str, does_more: str) -> None:
+    assert is_known_safe(reads, ROOT), explain_read_only(reads, ROOT).reason
+    assert not is_known_safe(does_more, ROOT), does_more
