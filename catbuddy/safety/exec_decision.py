@@ -30,7 +30,7 @@ from catbuddy.safety.decision import (
     explained,
     headless_refusal,
 )
-from catbuddy.safety.readonly import SUBCOMMAND_PROGRAMS, Form, segment_form
+from catbuddy.safety.readonly import SUBCOMMAND_PROGRAMS, Form, line_forms
 from catbuddy.safety.readonly_base import Effect
 from catbuddy.safety.remembered import RememberedCommand, remembered_command
 
@@ -149,7 +149,7 @@ class ExecRules:
             return _ask(
                 f"{DESTRUCTIVE}: {harm}; catbuddy asks every time, whatever the allow-list says", label, harm
             )
-        forms = [(s, segment_form(s)) for s in top]
+        forms = line_forms(verdict.parsed)
         names = ", ".join(dict.fromkeys(f.name for _, f in forms if f.name))
         read_only = bool(forms) and all(f.read_only for _, f in forms)
         unasked = mode in ("auto-edit", "yolo") or (

@@ -111,6 +111,9 @@ PLAIN_READERS = frozenset(
         "env",
         "shasum",
         "more",
+        ":",
+        "exit",
+        "set",
     }
 )
 # --- find, rg, sort, base64, tree, xxd, file, date, hostname, uniq, yq, fd ------------------------------

@@ -97,3 +97,26 @@ RULE_PAIRS = [
 def test_each_rule_has_a_form_that_runs_and_one_that_asks(reads: str, does_more: str) -> None:
     assert is_known_safe(reads, ROOT), explain_read_only(reads, ROOT).reason
     assert not is_known_safe(does_more, ROOT), does_more
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "PATH=/tmp/evil; ls",
+        "export PATH=/tmp/evil:$PATH && git status",
+        "for PATH in /tmp/evil; do ls; done",
+        "export LD_PRELOAD=/tmp/x.so; cat README.md",
+        "GIT_DIR=/tmp/other/.git; export GIT_DIR; git log",
+    ],
+)
+def test_a_loader_variable_set_anywhere_in_the_line_makes_it_not_read_only(command: str) -> None:
+    verdict = explain_read_only(command, ROOT)
+    assert not verdict.safe and "in the line changes what" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["sort --outp=sorted.txt f", "sort --o sorted.txt f", "git log --out=x", "sort --compress=gzip f"],
+)
+def test_an_abbreviated_long_option_is_read_as_the_option_it_abbreviates(command: str) -> None:
+    assert not is_known_safe(command, ROOT)  # GNU getopt and git accept any unambiguous prefix
