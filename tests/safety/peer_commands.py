@@ -197,4 +197,8 @@ DESTRUCTIVE = [
     ("rm -rf ./dist", "rm", "rm -f dist/app.whl"),
     ("truncate -s 0 notes.txt", "truncate", "wc -c notes.txt"),
     ("echo x > notes.txt", "echo", "echo x >> notes.txt"),
+    ("echo x | tee notes.txt", "tee", "echo x | tee -a notes.txt"),
+    ("git switch --discard-changes main", "git switch", "git switch main"),
+    ("git push origin :topic", "git push", "git push origin topic"),
+    ("git -c clean.requireForce=false clean -d", "git", "git clean -n -d"),
 ]
