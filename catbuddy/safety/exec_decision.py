@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from catbuddy.sandbox import SandboxStatus
 
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+NO_COMMAND = "it runs no command"
 # Programs that write, delete or move the paths they are given (the last one, for a destination).
 PATH_WRITERS = frozenset(
     {"rm", "rmdir", "unlink", "shred", "tee", "truncate", "touch", "chmod", "chown", "chgrp", "mkdir", "ln"}
@@ -150,8 +151,8 @@ class ExecRules:
                 f"{DESTRUCTIVE}: {harm}; catbuddy asks every time, whatever the allow-list says", label, harm
             )
         forms = line_forms(verdict.parsed)
-        names = ", ".join(dict.fromkeys(f.name for _, f in forms if f.name))
-        read_only = bool(forms) and all(f.read_only for _, f in forms)
+        names = ", ".join(dict.fromkeys(f.name for _, f in forms if f.name)) or NO_COMMAND
+        read_only = all(f.read_only for _, f in forms)  # `X=1` or a comment runs nothing: read-only
         unasked = mode in ("auto-edit", "yolo") or (
             mode == "ask" and self.settings.tools.auto_allow_read_only and sandbox.active
         )
@@ -181,7 +182,9 @@ class ExecRules:
     def _kind_of(self, forms: list[tuple[Segment, Form]], sandbox: SandboxStatus, read_only: bool) -> str:
         """The one line for a command that is neither denied, dynamic nor destructive."""
         if read_only:
-            return explained(READ_ONLY, ", ".join(dict.fromkeys(f.name for _, f in forms if f.name)))
+            return explained(
+                READ_ONLY, ", ".join(dict.fromkeys(f.name for _, f in forms if f.name)) or NO_COMMAND
+            )
         for segment, form in forms:
             target = self.outside_target(segment)
             if target:

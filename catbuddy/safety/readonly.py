@@ -239,8 +239,8 @@ def explain_read_only(
     if dynamic:
         return ReadOnlyVerdict(False, f"catbuddy cannot tell what it runs: {dynamic[0]}")
     forms = command_forms(parsed)
-    if not forms:
-        return ReadOnlyVerdict(False, "it runs nothing catbuddy can name", forms)
+    if not forms:  # only assignments or comments
+        return ReadOnlyVerdict(bool(command.strip()), "read-only: it runs no command", forms)
     for form in forms:
         if not form.read_only:
             return ReadOnlyVerdict(False, f"{form.name or 'a redirection'}: {form.why}", forms)

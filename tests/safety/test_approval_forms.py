@@ -201,3 +201,10 @@ def test_every_decision_explains_itself_in_one_line(
     decision = decide(policy(workspace, "auto-edit"), command)
     assert decision.action == action and decision.reason.startswith(start), decision
     assert "\n" not in decision.reason
+
+
+@pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
+@pytest.mark.parametrize("command", ["X=1", "export X=1", "# a comment", "(X=1)"])
+def test_a_line_that_runs_no_command_is_allowed(workspace: Workspace, mode: str, command: str) -> None:
+    decision = decide(policy(workspace, mode), command)
+    assert decision.action == "allow" and decision.reason == "read-only: it runs no command"
