@@ -8,7 +8,7 @@ from catbuddy.agent.events import ApprovalChoice, ApprovalDecision
 HEADLESS_REFUSAL = (
     "Refused: `{tool}` needs approval in the '{mode}' approval mode, and catbuddy is running without anyone "
     "to ask (headless). Do the task without it if you can; otherwise tell the user to rerun with "
-    "`--approval auto-edit` (file edits) or `--approval yolo` (commands too)."
+    "`--approval auto-edit` (file edits and read-only commands) or `--approval yolo` (commands too)."
 )
 RULE_REFUSAL = "Refused by catbuddy's safety rules: {reason}"
 

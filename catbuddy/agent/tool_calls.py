@@ -148,6 +148,7 @@ class ToolCallBatch:
                 answerable=ctx.interactive,
                 sandbox=decision.sandbox,
                 preview_kind=preview.kind.value,
+                remembers=decision.remembers,
             )
         )
         if not ctx.interactive:

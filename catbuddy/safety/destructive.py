@@ -6,7 +6,8 @@ uncommitted changes. These forms ask in `ask` and `auto-edit` whatever a remembe
 
 - git: `reset --hard`, `checkout -- <paths>` / `checkout .` / `checkout -f`, `restore` (of the work tree),
   `clean -f`, `stash drop|clear`, `branch -D`, `push --force` (or a `+refspec`), `rebase`;
-- `rm -r` of anything, `truncate`, `> file` over a file that exists;
+- `git switch --discard-changes`/`-f`, `git push origin :branch` (deletes it), `git clean` without `-n`;
+- `rm -r` of anything, `truncate`, `> file` or `tee file` over a file that exists;
 - anything run through `sudo` (or `doas`, `pkexec`, `run0`, `su`), in any wrapper.
 
 Codex's `is_dangerous_command.rs` tests (openai/codex, codex-rs/core/src/command_safety) and
@@ -58,7 +59,24 @@ def destructive_reason(segment: Segment, work_root: Path) -> str | None:
         return "`rm -r` deletes whole directory trees, which the sandbox lets it do in the work root"
     if name == "truncate":
         return "`truncate` cuts files to a size, discarding what they held"
+    if name == "tee" and not any(
+        a in ("-a", "--append") or "a" in short_letters(a, "") for a in args if a.startswith("-")
+    ):
+        existing = _existing([a for a in args if not a.startswith("-")], segment, work_root)
+        if existing:
+            return f"`tee {existing}` overwrites a file that exists"
     return _overwrite(segment, work_root)
+
+
+def _existing(values: list[str], segment: Segment, work_root: Path) -> str | None:
+    """The first of ``values`` that names a regular file that exists (relative to where it runs)."""
+    for value in values:
+        if value in NULL_DEVICES or value.startswith("/dev/"):
+            continue
+        for cwd in sorted(segment.cwds or {str(work_root)}):
+            if Path(os.path.normpath(Path(cwd) / value)).is_file():
+                return value
+    return None
 
 
 def _git(args: list[str]) -> str | None:
@@ -73,8 +91,10 @@ def _git(args: list[str]) -> str | None:
         staged_only = bool({"--staged", "-S"} & set(rest)) and not {"--worktree", "-W"} & set(rest)
         if not staged_only:
             return "`git restore` discards uncommitted changes to the files it restores"
-    if sub == "clean" and ("f" in flags or "--force" in rest):
+    if sub == "clean" and not ({"-n", "--dry-run"} & set(rest) or "n" in flags):
         return "`git clean -f` deletes untracked files, which git cannot bring back"
+    if sub == "switch" and ({"--force", "--discard-changes"} & set(rest) or "f" in flags):
+        return "`git switch --discard-changes` discards uncommitted changes"
     if sub == "stash" and rest[:1] in (["drop"], ["clear"]):
         return f"`git stash {rest[0]}` deletes stashed changes"
     if sub == "branch" and (
@@ -85,7 +105,7 @@ def _git(args: list[str]) -> str | None:
         {"--force", "--mirror", "--delete"} & set(rest)
         or any(a.startswith("--force-with-lease") for a in rest)
         or "f" in flags
-        or any(a.startswith("+") for a in rest)
+        or any(a.startswith(("+", ":")) for a in rest)
     ):
         return "`git push --force` overwrites the remote's history"
     if sub == "rebase":
@@ -98,11 +118,7 @@ def _overwrite(segment: Segment, work_root: Path) -> str | None:
     for op, target in segment.redirects:
         if op not in OVERWRITING or target.dynamic:
             continue
-        for value in target.values:
-            if value in NULL_DEVICES or value.startswith("/dev/"):
-                continue
-            for cwd in sorted(segment.cwds or {str(work_root)}):
-                path = Path(os.path.normpath(Path(cwd) / value))
-                if path.is_file():
-                    return f"`{op} {value}` overwrites a file that exists"
+        existing = _existing(list(target.values), segment, work_root)
+        if existing:
+            return f"`{op} {existing}` overwrites a file that exists"
     return None

@@ -30,7 +30,7 @@ from catbuddy.safety.decision import (
     explained,
     headless_refusal,
 )
-from catbuddy.safety.readonly import SUBCOMMAND_PROGRAMS, Form, segment_form
+from catbuddy.safety.readonly import SUBCOMMAND_PROGRAMS, Form, line_forms
 from catbuddy.safety.readonly_base import Effect
 from catbuddy.safety.remembered import RememberedCommand, remembered_command
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from catbuddy.sandbox import SandboxStatus
 
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+NO_COMMAND = "it runs no command"
 # Programs that write, delete or move the paths they are given (the last one, for a destination).
 PATH_WRITERS = frozenset(
     {"rm", "rmdir", "unlink", "shred", "tee", "truncate", "touch", "chmod", "chown", "chgrp", "mkdir", "ln"}
@@ -59,6 +60,7 @@ class ExecRules:
         self.commands: dict[tuple[str, ...], RememberedCommand] = {}
         self._pending: list[str] = []  # patterns parsed at the first command (the grammar loads lazily)
         self._offered: dict[str, Effect] = {}  # suggested patterns and what the asked form did
+        self._parsed: dict[str, RememberedCommand | None] = {}
 
     # --- remembering ------------------------------------------------------------------------------
 
@@ -67,7 +69,9 @@ class ExecRules:
 
     def entry(self, pattern: str) -> RememberedCommand | None:
         """What remembering ``pattern`` means: its own form's effect, or the asked form's if more."""
-        found = remembered_command(pattern, self.work_root, self.home)
+        if pattern not in self._parsed:  # a pattern's own form does not change: parse it once
+            self._parsed[pattern] = remembered_command(pattern, self.work_root, self.home)
+        found = self._parsed[pattern]
         if found is None:
             return None
         offered = self._offered.get(pattern, Effect.READ)
@@ -146,9 +150,9 @@ class ExecRules:
             return _ask(
                 f"{DESTRUCTIVE}: {harm}; catbuddy asks every time, whatever the allow-list says", label, harm
             )
-        forms = [(s, segment_form(s)) for s in top]
-        names = ", ".join(dict.fromkeys(f.name for _, f in forms if f.name))
-        read_only = bool(forms) and all(f.read_only for _, f in forms)
+        forms = line_forms(verdict.parsed)
+        names = ", ".join(dict.fromkeys(f.name for _, f in forms if f.name)) or NO_COMMAND
+        read_only = all(f.read_only for _, f in forms)  # `X=1` or a comment runs nothing: read-only
         unasked = mode in ("auto-edit", "yolo") or (
             mode == "ask" and self.settings.tools.auto_allow_read_only and sandbox.active
         )
@@ -164,7 +168,7 @@ class ExecRules:
         remembers = ""
         if pattern:
             offered = form.effect if form.understood else Effect.EXEC
-            self._offered[pattern] = max(offered, self._offered.get(pattern, Effect.READ))
+            self._offered[pattern] = offered  # the latest ask is the one the user answers
             entry = self.entry(pattern)
             remembers = entry.describe() if entry else ""
         reason = self._kind_of([(segment, form)], sandbox, read_only)
@@ -178,7 +182,9 @@ class ExecRules:
     def _kind_of(self, forms: list[tuple[Segment, Form]], sandbox: SandboxStatus, read_only: bool) -> str:
         """The one line for a command that is neither denied, dynamic nor destructive."""
         if read_only:
-            return explained(READ_ONLY, ", ".join(dict.fromkeys(f.name for _, f in forms if f.name)))
+            return explained(
+                READ_ONLY, ", ".join(dict.fromkeys(f.name for _, f in forms if f.name)) or NO_COMMAND
+            )
         for segment, form in forms:
             target = self.outside_target(segment)
             if target:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOADER_VARIABLES",
+    "line_forms",
     "Effect",
     "Form",
     "ReadOnlyVerdict",
@@ -58,6 +59,9 @@ LOADER_VARIABLES = frozenset(
         "GIT_CONFIG_PARAMETERS",
         "GIT_CONFIG_GLOBAL",
         "EDITOR",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "RIPGREP_CONFIG_PATH",
     }
 )
 # Wrappers that change how a command runs, not what it does (privilege wrappers are told apart elsewhere).
@@ -171,7 +175,9 @@ def segment_form(segment: Segment) -> Form:
     if privileged:
         return Form(name, subcommand, Effect.EXEC, f"`{privileged[0]}` runs it with root privileges", False)
     other = [w for w in segment.wrappers if w not in HARMLESS_WRAPPERS]
-    loader = [n for n in segment.assignments if n in LOADER_VARIABLES or n.startswith(("LD_", "DYLD_"))]
+    loader = [
+        n for n in segment.assignments if n in LOADER_VARIABLES or n.startswith(("LD_", "DYLD_", "GIT_"))
+    ]
     if segment.dynamic or segment.inline_code is not None:
         why = segment.dynamic[0] if segment.dynamic else f"`{name}` runs code given inline"
         return Form(name, subcommand, Effect.EXEC, why, False)
@@ -188,9 +194,32 @@ def segment_form(segment: Segment) -> Form:
     return Form(name, subcommand, found.effect, found.why)
 
 
+def loader_assignment(parsed: ParsedCommand) -> str | None:
+    """A variable the line sets that changes what later commands load or run (`PATH=/tmp/x; ls`)."""
+    found = sorted(
+        n for n in parsed.assigned if n in LOADER_VARIABLES or n.startswith(("LD_", "DYLD_", "GIT_"))
+    )
+    return found[0] if found else None
+
+
+def line_forms(parsed: ParsedCommand) -> list[tuple[Segment, Form]]:
+    """Every simple command that runs (a `bash -c` or `eval` is judged by what it runs) with its form; after
+    `PATH=…;` or `export LD_PRELOAD=…` in the line, no command is understood any more."""
+    loader = loader_assignment(parsed)
+    out = []
+    for segment in parsed.segments:
+        if segment.container:
+            continue
+        form = segment_form(segment)
+        if loader is not None:
+            why = f"`{loader}=…` in the line changes what `{form.name or 'it'}` loads or runs"
+            form = Form(form.program, form.subcommand, Effect.EXEC, why, False)
+        out.append((segment, form))
+    return out
+
+
 def command_forms(parsed: ParsedCommand) -> list[Form]:
-    """The form of every simple command that runs (a `bash -c` or `eval` is judged by what it runs)."""
-    return [segment_form(s) for s in parsed.segments if not s.container]
+    return [form for _, form in line_forms(parsed)]
 
 
 def explain_read_only(
@@ -210,8 +239,8 @@ def explain_read_only(
     if dynamic:
         return ReadOnlyVerdict(False, f"catbuddy cannot tell what it runs: {dynamic[0]}")
     forms = command_forms(parsed)
-    if not forms:
-        return ReadOnlyVerdict(False, "it runs nothing catbuddy can name", forms)
+    if not forms:  # only assignments or comments
+        return ReadOnlyVerdict(bool(command.strip()), "read-only: it runs no command", forms)
     for form in forms:
         if not form.read_only:
             return ReadOnlyVerdict(False, f"{form.name or 'a redirection'}: {form.why}", forms)

@@ -42,7 +42,10 @@ def short_letters(arg: str, takes_value: str) -> str:
 
 
 def long_option(arg: str, *names: str) -> bool:
-    return any(arg == name or arg.startswith(name + "=") for name in names)
+    """Whether ``arg`` is one of the long options ``names``, with or without `=value` — or an abbreviation
+    of one, since GNU getopt and git accept any unambiguous prefix (`sort --outp=x` is `--output=x`)."""
+    given = arg.split("=", 1)[0]
+    return len(given) > 2 and given.startswith("--") and any(name.startswith(given) for name in names)
 
 
 def operands(args: list[str]) -> list[str]:

@@ -39,7 +39,6 @@ GIT_READERS = frozenset(
         "var",
         "check-ignore",
         "check-attr",
-        "fsck",
         "version",
         "show-branch",
         "verify-commit",
@@ -101,6 +100,7 @@ GIT_RUN_FLAGS = (
     "--upload-pack",
     "--receive-pack",
     "--open-files-in-pager",
+    "--filters",
 )
 GIT_BRANCH_LISTS = frozenset(
     {

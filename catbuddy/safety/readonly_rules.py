@@ -108,6 +108,12 @@ PLAIN_READERS = frozenset(
         "getconf",
         "look",
         "fmt",
+        "env",
+        "shasum",
+        "more",
+        ":",
+        "exit",
+        "set",
     }
 )
 # --- find, rg, sort, base64, tree, xxd, file, date, hostname, uniq, yq, fd ------------------------------
@@ -222,6 +228,14 @@ def _hostname(args: list[str]) -> Ruling:
     return Ruling(Effect.WRITE, "`hostname NAME` sets the host name")
 
 
+def _less(args: list[str]) -> Ruling:
+    for arg in args:
+        letters = set(short_letters(arg, "oObhjkpPtTxyz"))
+        if long_option(arg, "--log-file", "--LOG-FILE") or letters & {"o", "O"}:
+            return Ruling(Effect.WRITE, "`less -o` writes a log file")
+    return READ
+
+
 def _yq(args: list[str]) -> Ruling:
     if any(long_option(a, "--inplace") or "i" in short_letters(a, "") for a in args):
         return Ruling(Effect.WRITE, "`yq -i` edits the file in place")
@@ -246,6 +260,7 @@ RULES: dict[str, Rule] = {
     "yq": _yq,
     "fd": _fd,
     "fdfind": _fd,
+    "less": _less,
 }
 
 

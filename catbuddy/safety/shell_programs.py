@@ -130,8 +130,8 @@ def strip_wrappers(words: list[Word]) -> Unwrapped:
             continue
         wrapper_word = out.words[0]
         out.words = _skip_options(rest, spec, name) if name != "env" else rest
-        if spec.privileged and not out.words:
-            # `sudo -s`, `sudo -i`: a root shell; the wrapper is the command itself
+        if not out.words:
+            # `sudo -s` (a root shell), `env` (prints the environment): the wrapper is the command itself
             out.wrappers.pop()
             out.words = [wrapper_word, *rest]
             break

@@ -294,6 +294,7 @@ class Walker(SimpleCommands):
     def assign(self, name: str, values: tuple[str, ...], dynamic: bool) -> None:
         if not name:
             return
+        self.out.assigned.add(name)
         old = self.state.variables.get(name)
         if self.conditional and old is None:
             known, unknown = self.lookup(name)
