@@ -347,8 +347,13 @@ class AgentLoop:
             bus=self.bus,
             approvals=self.approvals,
             secrets=self._secrets,
-            extra_layers=self.planning.layers(registry),
+            extra_layers=self._extra_layers(registry),
         )
+
+    def _extra_layers(self, registry: Any) -> tuple[tuple[str, str], ...]:
+        """After the assembled prompt: the user's own agents (when subagents run), plan mode's instructions."""
+        agents = self.subagents.prompt_layers(self.workspace) if self.tool_context.delegate is not None else ()
+        return agents + self.planning.layers(registry)
 
     def compaction(self) -> CompactionManager:
         """The compaction manager of the conversation now (its state lives as long as the conversation)."""

@@ -44,10 +44,17 @@ from catbuddy.context.governance.report import budget_for
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.session.conversation import Conversation
 from catbuddy.session.store import SessionStore
-from catbuddy.subagents.catalog import AgentCatalog, AgentDefinition, load_agents
+from catbuddy.subagents.catalog import (
+    SOURCE_SHIPPED,
+    AgentCatalog,
+    AgentDefinition,
+    agents_fingerprint,
+    load_agents,
+)
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.registry import ToolRegistry
 from catbuddy.tools.task import DONE, INCOMPLETE, TaskOutcome, TaskRequest, TaskTool, shape_result
+from catbuddy.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +62,7 @@ SUBAGENT_CHANNEL = "subagent"  # how identity.md.j2 tells a child what it is
 SUBAGENTS_DIR = "subagents"  # under the sessions folder: subagents/<parent session id>/<child>.jsonl
 READ_KINDS = (ToolKind.READ, ToolKind.NETWORK)
 AGENT_LAYER = "agent"
+AGENTS_LAYER = "agents"
 
 
 class ChildApprovals(ApprovalBroker):
@@ -106,6 +114,19 @@ class Subagents:
         self._plan_layers = plan_layers
         self._slots: asyncio.Semaphore | None = None
         self._slot_count = 0
+        self._layer_key: tuple[tuple[str, int, int], ...] | None = None
+        self._layer: tuple[tuple[str, str], ...] = ()
+
+    # --- what the model is told -------------------------------------------------------------------
+
+    def prompt_layers(self, workspace: Workspace) -> tuple[tuple[str, str], ...]:
+        """A layer naming the user's own agents (the `task` description names the shipped one), so the
+        model knows it can delegate to them; nothing when there are none. Rebuilt only when an agent
+        file changes (a stat of each), so the prompt prefix stays byte-identical."""
+        key = agents_fingerprint(workspace)
+        if key != self._layer_key:
+            self._layer_key, self._layer = key, own_agents_layer(load_agents(workspace))
+        return self._layer
 
     # --- what the task tool asks ------------------------------------------------------------------
 
@@ -349,6 +370,20 @@ def child_registry(
     if deeper:
         tools.append(TaskTool())
     return ToolRegistry(tools)
+
+
+def own_agents_layer(catalog: AgentCatalog) -> tuple[tuple[str, str], ...]:
+    """The prompt layer naming the user's own agents; empty when there are none (the default prompt)."""
+    own = [agent for agent in (catalog.agents[n] for n in catalog.names()) if agent.source != SOURCE_SHIPPED]
+    if not own:
+        return ()
+    lines = "\n".join(f"- {agent.name}: {agent.description}" for agent in own)
+    return (
+        (
+            AGENTS_LAYER,
+            f"## Subagents\n\nBesides `explore`, the `task` tool can start these agents:\n{lines}",
+        ),
+    )
 
 
 def _last_text(conversation: Conversation) -> str:

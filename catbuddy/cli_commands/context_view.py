@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from catbuddy.agent.plan_report import format_delegation, plan_and_delegation
+from catbuddy.agent.subagent import own_agents_layer
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import ContextBuilder
@@ -29,6 +30,7 @@ from catbuddy.session.history import WorkingHistory, rebuild_history
 from catbuddy.session.records import read_session_file
 from catbuddy.session.store import SessionStore
 from catbuddy.session.usage import SessionUsage, usage_of
+from catbuddy.subagents.catalog import load_agents
 from catbuddy.workspace import Workspace
 
 
@@ -207,6 +209,8 @@ def build_view(
     budget = budget_for(settings, model, window, max_output)
     calibration = CalibrationStore.in_home(workspace.home).get(model)
     prompt = builder.build(channel)
+    if settings.agents.max_depth >= 1:  # the user's own agents, as the loop adds them (agent/subagent.py)
+        prompt = prompt.extended(own_agents_layer(load_agents(workspace)))
     tools = registry.schemas()
     history: WorkingHistory | None = None
     governed: GovernedContext | None = None

@@ -9,6 +9,7 @@ never fatal: it is skipped and kept as an ``AgentProblem`` for ``catbuddy agents
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,26 @@ def agent_roots(workspace: Workspace) -> list[tuple[str, Path]]:
         (SOURCE_GLOBAL, workspace.home / AGENTS_DIR),
         (SOURCE_PROJECT, workspace.project_dir / AGENTS_DIR),
     ]
+
+
+def agents_fingerprint(workspace: Workspace) -> tuple[tuple[str, int, int], ...]:
+    """(path, mtime_ns, size) of every agent file of the user's two roots: changes when any of them does."""
+    found: list[tuple[str, int, int]] = []
+    for source, root in agent_roots(workspace):
+        if source == SOURCE_SHIPPED:
+            continue
+        try:
+            entries = sorted(os.scandir(root), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.name.endswith(".md") and entry.is_file():
+                    stat = entry.stat()
+                    found.append((entry.path, stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                continue
+    return tuple(found)
 
 
 def load_agents(workspace: Workspace) -> AgentCatalog:

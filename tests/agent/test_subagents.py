@@ -309,3 +309,25 @@ async def test_an_agent_listing_tools_catbuddy_lacks_runs_without_them_and_says_
 
     assert [t["function"]["name"] for t in child_requests(llm)[0].body["tools"]] == ["grep"]
     assert any("lists tools catbuddy does not have: Read" in n.text for n in events.of(Notice))
+
+
+async def test_the_model_is_told_of_the_users_own_agents_and_only_when_there_are_some(
+    workspace, scripted_llm_factory, make_loop
+):
+    from catbuddy.cli_commands.context_view import build_view
+
+    llm = scripted_llm_factory([Reply.text("a"), Reply.text("b")])
+    loop, _ = await make_loop(llm)
+    await asyncio.wait_for(loop.run_turn("one"), 20)
+    agents = workspace.project_dir / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ndescription: Reviews a diff.\n---\nReview it.\n")
+    await asyncio.wait_for(loop.run_turn("two"), 20)
+
+    before, after = (content_text(r.messages[0]["content"]) for r in llm.requests)
+    assert "## Subagents" not in before  # the default prompt is unchanged
+    assert after.endswith(
+        "## Subagents\n\nBesides `explore`, the `task` tool can start these agents:\n- reviewer: Reviews a diff."
+    )
+    view = build_view(workspace, loop.settings, connect_mcp=False)
+    assert view.system_prompt == after  # `catbuddy context` shows what is sent
