@@ -82,3 +82,19 @@ def test_context_and_sessions_show_report_the_plan_and_each_subagent_call(cli, s
     tool_line = next(line for line in shown.stdout.splitlines() if line.startswith("    tool: "))
     assert "def load():" in tool_line  # the child's transcript, under its call
     assert "    assistant: loader.py:2 reads config.toml." in shown.stdout
+
+
+def test_run_plan_refuses_a_write(cli, scripted_llm, project):
+    scripted_llm.push(
+        Reply.tool_call("write_file", {"path": "x.txt", "content": "x"}), Reply.text("The plan: …")
+    )
+
+    run = cli("run", "--plan", "--stream-json", "plan the change")
+
+    assert run.returncode == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    assert {"plan_mode"} <= {e["kind"] for e in events}
+    (finished,) = [e for e in events if e["kind"] == "tool_call_finish"]
+    assert finished["meta"]["status"] == "refused" and not (project / "x.txt").exists()
+    offered = {t["function"]["name"] for t in scripted_llm.requests[0].body["tools"]}
+    assert "write_file" not in offered and "edit_file" not in offered
