@@ -58,6 +58,7 @@ from catbuddy.session.conversation import Conversation
 from catbuddy.session.history import HistoryEntry
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
+from catbuddy.tools.registry import ToolRegistry
 from catbuddy.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -295,7 +296,8 @@ class AgentLoop:
         return self.planning.active
 
     def set_plan_mode(self, active: bool) -> None:
-        """Plan mode on (from the next model call: only reading tools, the model plans) or off."""
+        """Plan mode on (from the next turn: only reading tools, the model plans) or off; a running turn
+        keeps the tools and rules it started with."""
         if self.planning.active != active:
             self.planning.active = active
             self.emit(PlanModeChanged(active))
@@ -350,7 +352,7 @@ class AgentLoop:
             extra_layers=self._extra_layers(registry),
         )
 
-    def _extra_layers(self, registry: Any) -> tuple[tuple[str, str], ...]:
+    def _extra_layers(self, registry: ToolRegistry) -> tuple[tuple[str, str], ...]:
         """After the assembled prompt: the user's own agents (when subagents run), plan mode's instructions."""
         agents = self.subagents.prompt_layers(self.workspace) if self.tool_context.delegate is not None else ()
         return agents + self.planning.layers(registry)
