@@ -381,6 +381,16 @@ class SubagentStarted(Event):
 
 
 @dataclass
+class SubagentProgress(Event):
+    """A running child started a tool call: what the parent's `task` call is doing now (not recorded)."""
+
+    kind: ClassVar[str] = "subagent_progress"
+    call_id: str  # the parent's `task` call
+    agent: str
+    text: str  # the child's call: its tool and key argument
+
+
+@dataclass
 class SubagentFinished(Event):
     """A child ended. Kept in the parent's session file, linked to the parent's call by ``call_id``:
     ``transcript`` is the child's messages as sent, ``usage`` its provider usage summed (it rolls up into

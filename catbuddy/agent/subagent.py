@@ -30,8 +30,10 @@ from catbuddy.agent.events import (
     Event,
     Notice,
     SubagentFinished,
+    SubagentProgress,
     SubagentStarted,
     ToolCallFinished,
+    ToolCallStarted,
     TurnEndReason,
     UsageReported,
 )
@@ -324,6 +326,8 @@ class _ChildWatcher:
         relayed: Event | None = None
         if isinstance(event, AssistantMessage):
             self.turns += 1
+        elif isinstance(event, ToolCallStarted):
+            relayed = SubagentProgress(self.prefix, self.agent, f"{event.name} {event.summary}".strip())
         elif isinstance(event, UsageReported):
             self.calls += 1
             self.counted += event.counted_prompt_tokens

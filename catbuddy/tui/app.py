@@ -358,6 +358,10 @@ class CatbuddyApp(PlanCommands):
         elif isinstance(event, ev.TurnEnded):
             await self._turn_ended(event)
 
+    def tool_block(self, call_id: str) -> ToolBlock | None:
+        """The block of a call still running, if shown."""
+        return self._tools.get(call_id)
+
     async def _tool_started(self, call_id: str, name: str, arguments: str, summary: str) -> ToolBlock:
         block = self._tools.get(call_id)
         if block is None:

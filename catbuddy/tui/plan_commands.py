@@ -1,5 +1,6 @@
-"""The plan and plan mode in the app (docs/architecture.md §5c): the plan panel's events, `/plan`, and
-Shift+Tab, which cycles ask → auto-edit → plan mode → ask. A mixin of CatbuddyApp, over the slash commands."""
+"""The plan, plan mode and subagents in the app (docs/architecture.md §5c): the plan panel's events, `/plan`,
+Shift+Tab (ask → auto-edit → plan mode → ask), and a running `task` call's progress line. A mixin of
+CatbuddyApp, over the slash commands."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ PLAN_READY = "Plan ready. /plan accept (or Shift+Tab) carries it out; or keep ty
 
 class PlanCommands(SlashCommands):
     if TYPE_CHECKING:
+        from catbuddy.tui.widgets.messages import ToolBlock
 
         async def show_early(self, text: str) -> None: ...
+        def tool_block(self, call_id: str) -> ToolBlock | None: ...
 
     @property
     def plan_panel(self) -> PlanPanel:
@@ -35,6 +38,10 @@ class PlanCommands(SlashCommands):
             self.status.set(plan_mode=event.active)
             self.notice("Plan mode on: only reading tools run; the model ends with a plan." if event.active
                         else "Plan mode off.", "warning" if event.active else "success")  # fmt: skip
+        elif isinstance(event, ev.SubagentProgress):
+            block = self.tool_block(event.call_id)
+            if block is not None:
+                block.set_progress(event.text)
         elif isinstance(event, ev.TurnEnded):
             loop = self.loop
             if loop is not None and loop.plan_mode and loop.current_plan() is not None:

@@ -64,6 +64,7 @@ SAMPLES: list[ev.Event] = [
     ),  # fmt: skip
     ev.PlanModeChanged(True),
     ev.SubagentStarted("call_4", "explore", "find the config loader", "20261202-101011-abcdef", "gpt-4o"),
+    ev.SubagentProgress("call_4", "explore", "grep load_config"),
     ev.SubagentFinished(
         "call_4",
         "explore",

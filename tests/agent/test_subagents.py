@@ -9,7 +9,13 @@ from typing import Any
 
 from agent_helpers import session_events, session_messages
 
-from catbuddy.agent.events import ApprovalRequested, SubagentFinished, SubagentStarted, ToolCallFinished
+from catbuddy.agent.events import (
+    ApprovalRequested,
+    SubagentFinished,
+    SubagentProgress,
+    SubagentStarted,
+    ToolCallFinished,
+)
 from catbuddy.config import AgentSettings
 from catbuddy.messages import content_text
 from catbuddy.session.records import read_session_file
@@ -94,6 +100,8 @@ async def test_a_child_sees_none_of_the_parents_history_and_the_parent_gets_only
     assert "SECRET-FILE-BODY" not in json.dumps(after.messages)
     started = events.of(SubagentStarted)[0]
     assert started.agent == "explore" and started.call_id == after.messages[-2]["tool_calls"][0]["id"]
+    (progress,) = events.of(SubagentProgress)  # what the task call is doing, for the front end
+    assert progress.call_id == started.call_id and progress.text == "read_file notes.txt"
 
 
 async def test_two_task_calls_in_one_reply_run_at_the_same_time(workspace, scripted_llm_factory, make_loop):

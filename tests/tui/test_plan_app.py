@@ -131,3 +131,31 @@ async def test_context_shows_the_plan(workspace, scripted_llm) -> None:
             pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen, what="/context"
         )
         assert "=== Plan (set 1 time" in screen.delegation and "2. [>] Fix the bug" in screen.delegation
+
+
+async def test_a_running_task_call_shows_what_its_subagent_is_doing(workspace, scripted_llm) -> None:
+    (workspace.work_root / "notes.txt").write_text("x\n")
+
+    def answer(body):
+        if "## Agent: explore" not in content_text(body["messages"][0]["content"]):
+            return parent.pop(0) if parent else Reply.text("done")
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return Reply.tool_call("read_file", {"path": "notes.txt"})
+        return Reply.text("slow answer " * 20, chunk_size=4, delay=0.05)
+
+    parent = [
+        ReplySpec(tool_calls=(ToolCallSpec("task", {"description": "read", "prompt": "Read notes.txt."}),))
+    ]
+    scripted_llm.push(*[answer] * 6)
+    app = real_app(workspace, scripted_llm)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "delegate")
+        block = await wait_for(
+            pilot, lambda: [b for b in app.transcript.query(ToolBlock) if b.progress], what="progress"
+        )
+        assert (
+            block[0].progress == "read_file notes.txt"
+            and "· read_file notes.txt" in block[0].header_text().plain
+        )
+        await wait_for(pilot, lambda: idle(app), timeout=15, what="idle")
+        assert "read_file" not in block[0].header_text().plain  # finished: the line says how it ended

@@ -82,6 +82,7 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         self.display_text: str | None = None
         self.duration = 0.0
         self.expanded = False
+        self.progress = ""  # while a `task` call runs: its subagent's current call
         self._header = Static(self.header_text(), classes="tool-header")
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -104,7 +105,13 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
             text.append(f" {shown}", style="dim")
         if self.status == "waiting":
             text.append(" waiting for approval", style="magenta")
+        elif self.status == "running" and self.progress:
+            text.append(f" · {self.progress}", style="dim")
         return text
+
+    def set_progress(self, text: str) -> None:
+        self.progress = text[:SUMMARY_CHARS]
+        self.refresh_header()
 
     def refresh_header(self) -> None:
         self._header.update(self.header_text())
