@@ -20,6 +20,7 @@ from catbuddy.agent.events import (
     Event,
     GovernanceReported,
     Notice,
+    PlanUpdated,
     Retrying,
     SubagentFinished,
     TextDelta,
@@ -52,6 +53,7 @@ class RunSummary:
     cached_tokens: int = 0
     errors: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    plan: list[dict[str, str]] | None = None  # the plan as the run left it (update_plan), if any
 
     @property
     def ok(self) -> bool:
@@ -73,6 +75,7 @@ class RunSummary:
             },
             "errors": self.errors,
             "notices": self.notices,
+            **({"plan": self.plan} if self.plan is not None else {}),
         }
 
 
@@ -112,6 +115,8 @@ class HeadlessPrinter:
             summary.prompt_tokens += event.prompt_tokens
             summary.completion_tokens += event.completion_tokens
             summary.cached_tokens += event.cached_tokens
+        elif isinstance(event, PlanUpdated):
+            summary.plan = list(event.steps)
         elif isinstance(event, SubagentFinished):  # a subagent's usage rolls up into the run's
             summary.prompt_tokens += int(event.usage.get("prompt_tokens", 0))
             summary.completion_tokens += int(event.usage.get("completion_tokens", 0))

@@ -118,3 +118,15 @@ async def test_headless_plan_flag_runs_in_plan_mode(workspace, scripted_llm_fact
     refused = [e for e in events if e["kind"] == "tool_call_finish"][0]
     assert refused["is_error"] and "plan mode is on" in refused["result"]
     assert not (workspace.work_root / "x.txt").exists() and not offered(llm.requests[0]) & WRITING
+
+
+async def test_the_json_result_carries_the_plan_the_run_left(workspace, scripted_llm_factory):
+    plan = {"plan": [{"step": "Edit the parser", "status": "pending"}]}
+    llm = scripted_llm_factory([Reply.tool_call("update_plan", plan), Reply.text("planned")])
+    out = io.StringIO()
+
+    await run_headless(
+        workspace, llm.settings(), "plan", fmt="json", plan_mode=True, out=out, err=io.StringIO()
+    )
+
+    assert json.loads(out.getvalue())["plan"] == [{"step": "Edit the parser", "status": "pending"}]
