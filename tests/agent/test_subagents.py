@@ -339,3 +339,32 @@ async def test_the_model_is_told_of_the_users_own_agents_and_only_when_there_are
     )
     view = build_view(workspace, loop.settings, connect_mcp=False)
     assert view.system_prompt == after  # `catbuddy context` shows what is sent
+
+
+async def test_a_child_governs_its_own_history(workspace, scripted_llm_factory, make_loop):
+    # One long turn cannot be compacted (compaction folds at a user message); governance still keeps the
+    # child's requests small: its old read results are stubbed, in its own requests only.
+    from catbuddy.config import ContextSettings
+
+    (workspace.work_root / "notes.txt").write_text("NOTE LINE\n" * 40)
+
+    def reads_six_times(body):
+        reads = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if reads < 6:
+            return Reply.tool_call("read_file", {"path": "notes.txt"}, chunk_size=WHOLE)
+        return Reply.text("finished reading", chunk_size=WHOLE)
+
+    llm = scripted_llm_factory(
+        [Script([ReplySpec(tool_calls=(task("read it six times"),))], reads_six_times)] * 20
+    )
+    context = ContextSettings(keep_recent_results=2, microcompact_min_tokens=0)
+    loop, events = await make_loop(llm, context=context)
+
+    await asyncio.wait_for(loop.run_turn("go"), 60)
+
+    last_child = child_requests(llm)[-1]
+    results = [content_text(m["content"]) for m in last_child.messages if m["role"] == "tool"]
+    assert len(results) == 6
+    assert all(r.startswith("[read_file result:") for r in results[:4])  # stubbed by the child's governance
+    assert all("NOTE LINE" in r and not r.startswith("[") for r in results[4:])
+    assert events.of(ToolCallFinished)[-1].result == "finished reading"
