@@ -311,7 +311,9 @@ class Provider:
                 body, attempt, cleaned = valid_json(body), 0, True
             except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
                 fault = classify(exc, ctx)
-                if yielded:  # the user has seen part of this reply: a retry would duplicate it
+                # The user has seen part of this reply: a retry would duplicate it. (A reply of only
+                # reasoning is not cut off but complete and empty: its own error says so.)
+                if yielded and fault.kind is not FaultKind.EMPTY:
                     cut = interrupted(fault, ctx, assembler.text)
                     self._log_failure(attempt, exc, Fault(fault.kind, False, fault.reason, cut))
                     raise cut from exc

@@ -43,6 +43,8 @@ text, tool_calls or error)::
 
     {
       "text": "Streamed as several deltas",
+      "reasoning": "Thinking first…",  // streamed before the text as delta.reasoning_content,
+      "reasoning_field": "reasoning", // or delta.reasoning, or "think": <think>…</think> in content
       "tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "call_1"}],
       "finish_reason": "stop",        // default: "tool_calls" when there are calls, else "stop"
       "chunk_size": 8,                // characters per text / argument delta

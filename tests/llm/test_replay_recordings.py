@@ -163,3 +163,12 @@ def test_think_tags_become_reasoning(workspace: Workspace) -> None:
     assert code == 0
     assert result["result"].startswith("Crossing the street")
     assert result["reasoning"].lstrip().startswith("Okay")
+
+
+def test_reasoning_tokens_are_counted_in_the_usage(workspace: Workspace) -> None:
+    recording = Recording.load(RECORDINGS_DIR / "groq-gpt-oss-120b-reasoning-tool.json")
+    code, result, _ = replay(recording, workspace)
+    assert code == 0
+    assert (
+        result["usage"]["reasoning_tokens"] >= 23
+    )  # completion_tokens_details.reasoning_tokens of the first reply
