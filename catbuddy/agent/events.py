@@ -304,6 +304,7 @@ class ModelChanged(Event):
     kind: ClassVar[str] = "model"
     record: ClassVar[bool] = True
     model: str
+    reasoning_effort: str = ""  # the effort its requests ask for ("": none sent)
 
 
 @dataclass

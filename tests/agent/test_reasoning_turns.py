@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from agent_helpers import session_messages
 
 from catbuddy.agent.events import ReasoningDelta
@@ -63,3 +64,22 @@ async def test_a_resumed_turn_still_has_its_reasoning(
     resumed, _ = await make_loop(scripted_llm, model_options=DEEPSEEK_STYLE, resume=session_id)
     history = assistants(resumed.conversation.history.messages)
     assert history[0]["reasoning_content"] == "Read it."  # the last turn: a retry of it could need it
+
+
+async def test_slash_model_sets_the_reasoning_effort_of_the_next_requests(
+    scripted_llm: ScriptedLLM, make_loop
+) -> None:
+    scripted_llm.push(Reply.text("one"), Reply.text("two"))
+    loop, _ = await make_loop(scripted_llm)
+    loop.set_model("scripted high")
+    await loop.run_turn("hi")
+    loop.set_model("scripted default")
+    await loop.run_turn("again")
+    assert scripted_llm.requests[0]["reasoning_effort"] == "high"
+    assert "reasoning_effort" not in scripted_llm.requests[1].body
+
+
+async def test_an_unknown_effort_is_refused_with_the_choices(scripted_llm: ScriptedLLM, make_loop) -> None:
+    loop, _ = await make_loop(scripted_llm)
+    with pytest.raises(ValueError, match="one of none, minimal, low, medium, high"):
+        loop.set_model("scripted turbo")
