@@ -25,7 +25,6 @@ from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
 HOLD_POLL = 0.05  # seconds between checks, while stalling, of whether the client is still there
 
 
-
 @dataclass
 class RecordedRequest:
     """One chat request as the server received it. ``request["messages"]`` reads the body."""
@@ -36,6 +35,7 @@ class RecordedRequest:
     headers: dict[str, str]  # names lower-cased; the authorization value is replaced by "<redacted>"
     prompt_tokens: int | None = None  # as the server counts (and reports) them
     cached_tokens: int = 0  # of those, served from the simulated prefix cache
+    cache_write_tokens: int = 0  # of those, written to the simulated Anthropic-style cache
     outcome: str = "pending"  # streamed, completed, error <status>, context_length_exceeded, disconnected …
     reply_no: int | None = None  # which script reply answered it (1-based), None if none was used
     finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
@@ -82,6 +82,8 @@ class ChatBackend(Protocol):
     def count_completion(self, reply: ReplySpec, model: str) -> int: ...
 
     def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int: ...
+
+    def cache_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]: ...
 
     @property
     def cache_report(self) -> str: ...
@@ -183,9 +185,13 @@ class ChatHandler(BaseHTTPRequestHandler):
         if reply.error is not None:
             self._refuse(record, reply.error)
             return
-        record.cached_tokens = llm.cached_prompt(body, record.prompt_tokens)
+        record.cached_tokens, record.cache_write_tokens = llm.cache_usage(body, record.prompt_tokens)
         usage = wire.usage_dict(
-            record.prompt_tokens, llm.count_completion(reply, model), record.cached_tokens, llm.cache_report
+            record.prompt_tokens,
+            llm.count_completion(reply, model),
+            record.cached_tokens,
+            llm.cache_report,
+            record.cache_write_tokens,
         )
         ctx = wire.StreamContext(
             f"chatcmpl-scripted-{record.index}", model, int(time.time()), f"call_{record.index}"

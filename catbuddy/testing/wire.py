@@ -161,7 +161,11 @@ def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, Any]) -
 
 
 def usage_dict(
-    prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_report: str = "openai"
+    prompt_tokens: int,
+    completion_tokens: int,
+    cached_tokens: int = 0,
+    cache_report: str = "openai",
+    cache_write_tokens: int = 0,
 ) -> dict[str, Any]:
     """A usage object as the provider family ``cache_report`` names writes it: OpenAI's
     ``prompt_tokens_details.cached_tokens`` or DeepSeek's ``prompt_cache_hit_tokens``/``…miss_tokens``."""
@@ -172,6 +176,11 @@ def usage_dict(
     }
     if cache_report == "openai":
         usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    elif cache_report == "anthropic":  # as OpenRouter reports Claude's cache
+        usage["prompt_tokens_details"] = {
+            "cached_tokens": cached_tokens,
+            "cache_write_tokens": cache_write_tokens,
+        }
     elif cache_report == "deepseek":
         usage["prompt_cache_hit_tokens"] = cached_tokens
         usage["prompt_cache_miss_tokens"] = prompt_tokens - cached_tokens
