@@ -83,16 +83,25 @@ def add_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [_marked(m) if i in marks else m for i, m in enumerate(messages)]
 
 
+def _bare(block: Any) -> Any:
+    return {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+
+
 def strip_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages without any ``cache_control`` (for a provider that refused them)."""
     out = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, list) and any(isinstance(p, dict) and "cache_control" in p for p in content):
-            parts = [
-                {k: v for k, v in p.items() if k != "cache_control"} if isinstance(p, dict) else p
-                for p in content
-            ]
-            message = {**message, "content": parts}
+            message = {**message, "content": [_bare(p) for p in content]}
         out.append(message)
     return out
+
+
+def strip_body_breakpoints(body: dict[str, Any]) -> dict[str, Any]:
+    """A request body (OpenAI's or Anthropic's) without any ``cache_control``."""
+    new = {**body, "messages": strip_breakpoints(list(body.get("messages") or []))}
+    for key in ("system", "tools"):
+        if isinstance(body.get(key), list):
+            new[key] = [_bare(b) for b in body[key]]
+    return new

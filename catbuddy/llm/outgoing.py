@@ -92,6 +92,7 @@ OPTIONAL_PARAMS = {
     "reasoning_effort": 'reasoning_effort = "" under [model_options."{model}"] in config.toml',
     "reasoning": 'reasoning_effort = "" under [model_options."{model}"] in config.toml',
     "cache_control": 'cache_breakpoints = false under [model_options."{model}"] in config.toml',
+    "thinking": 'reasoning_effort = "" under [model_options."{model}"] in config.toml',  # Anthropic's
 }
 REJECTED_STATUSES = (400, 422)
 
@@ -120,9 +121,9 @@ def without_rejected(
         if param == "cache_control":
             if not _has_breakpoints(body):
                 continue
-            from catbuddy.llm.cache_breakpoints import strip_breakpoints
+            from catbuddy.llm.cache_breakpoints import strip_body_breakpoints
 
-            new_body = {**body, "messages": strip_breakpoints(list(body["messages"]))}
+            new_body = strip_body_breakpoints(body)
         elif param in body:
             new_body = {k: v for k, v in body.items() if k != param}
         else:
