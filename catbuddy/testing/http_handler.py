@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
 from catbuddy.errors import CatbuddyError
-from catbuddy.testing import wire
+from catbuddy.testing import messages_wire, wire
 from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
 
 HOLD_POLL = 0.05  # seconds between checks, while stalling, of whether the client is still there
@@ -85,6 +85,8 @@ class ChatBackend(Protocol):
 
     def cache_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]: ...
 
+    def breakpoint_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]: ...
+
     @property
     def cache_report(self) -> str: ...
 
@@ -134,7 +136,8 @@ class ChatHandler(BaseHTTPRequestHandler):
     def _post(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.split("?")[0].rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/messages"):
             self._send_error(
                 ErrorSpec(404, code="unknown_url", message=f"Unknown request URL: POST {self.path}.")
             )
@@ -150,7 +153,10 @@ class ChatHandler(BaseHTTPRequestHandler):
             return
         record = self.llm.record(self.path, body, dict(self.headers.items()))
         try:
-            self._chat(body, record)
+            if route == "/v1/messages":
+                self._messages(body, record)
+            else:
+                self._chat(body, record)
         except _Disconnected:
             record.outcome = "disconnected"
         finally:
@@ -216,7 +222,60 @@ class ChatHandler(BaseHTTPRequestHandler):
         record.outcome = "completed"
         self._send_json(200, wire.completion(reply, ctx, usage=usage))
 
-    def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]], record: RecordedRequest) -> None:
+    # --- Anthropic Messages (messages_wire) --------------------------------------------------------
+
+    def _messages(self, body: dict[str, Any], record: RecordedRequest) -> None:
+        llm = self.llm
+        headers = dict(self.headers.items())
+        key = next((v for k, v in headers.items() if k.lower() == "x-api-key"), None)
+        if key is not None:  # Anthropic's SDK sends the key as x-api-key
+            headers["Authorization"] = f"Bearer {key}"
+        problem = llm.auth_error(headers)
+        model = str(body.get("model") or DEFAULT_MODEL)
+        if problem is None and llm.models is not None and model not in llm.models:
+            problem = ErrorSpec(404, message=f"model: {model}")
+        if problem is not None:
+            self._refuse_messages(record, problem)
+            return
+        view = messages_wire.counting_view(body)
+        record.prompt_tokens = llm.count_prompt(view)
+        if llm.over_window(view, record.prompt_tokens) is not None:
+            window = getattr(llm, "context_window", 0) or 0
+            self._refuse_messages(
+                record, messages_wire.too_long(record.prompt_tokens, window), "context_length_exceeded"
+            )
+            return
+        reply = llm.next_reply(view, record)
+        if reply.error is not None:
+            self._refuse_messages(record, reply.error)
+            return
+        record.cached_tokens, record.cache_write_tokens = llm.breakpoint_usage(view, record.prompt_tokens)
+        tokens = messages_wire.usage(
+            record.prompt_tokens,
+            record.cached_tokens,
+            record.cache_write_tokens,
+            llm.count_completion(reply, model),
+        )
+        message_id = f"msg_scripted_{record.index}"
+        if body.get("stream"):
+            events = messages_wire.stream_events(reply, model, message_id, tokens)
+            self._stream(reply, [], record, events=events)
+            return
+        record.outcome = "completed"
+        self._send_json(200, messages_wire.message(reply, model, message_id, tokens))
+
+    def _refuse_messages(self, record: RecordedRequest, spec: ErrorSpec, outcome: str = "") -> None:
+        record.outcome = outcome or f"error {spec.status}"
+        self._send_json(spec.status, messages_wire.error_body(spec), wire.error_headers(spec))
+
+    def _stream(
+        self,
+        reply: ReplySpec,
+        chunks: list[dict[str, Any]],
+        record: RecordedRequest,
+        *,
+        events: list[str] | None = None,
+    ) -> None:
         if reply.stall_after == 0 and reply.stall_keepalive is None:
             self._hold(record)  # accept the request and never answer, not even a status line
             return
@@ -228,7 +287,8 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        if events is None:
+            events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
         if reply.no_events:
             events = []
         if reply.malformed_after is not None:

@@ -14,6 +14,11 @@ or from Python::
         ...
         assert llm.requests[0]["messages"][-1]["content"] == "hello"
 
+It serves ``POST /v1/messages`` too: Anthropic's Messages API for the same script (SSE ``message_start``,
+``content_block_*``, ``message_delta``, ``message_stop``; a reply's ``reasoning`` is a signed thinking block;
+usage with the simulated breakpoint cache's reads and writes; see ``messages_wire.py``), so the native
+Anthropic provider is tested with the real SDK (``settings(provider="anthropic")`` points it here).
+
 It serves ``POST /v1/chat/completions`` (streamed as SSE when ``stream`` is true, with a usage chunk
 when ``stream_options.include_usage`` is true) and ``GET /v1/models``. Each chat request takes the
 next reply of the script; when the script runs out it echoes the last user message, or (strict mode)
@@ -224,9 +229,11 @@ class ScriptedLLM:
         """catbuddy ``Settings`` pointing at this server (model "scripted", fast retries off)."""
         from catbuddy.config import Settings
 
+        anthropic = overrides.get("provider") == "anthropic"
         values: dict[str, Any] = {
             "model": DEFAULT_MODEL,
-            "base_url": self.base_url,
+            # The anthropic SDK adds /v1/messages itself; OpenAI-compatible clients want the /v1.
+            "base_url": self.base_url.removesuffix("/v1") if anthropic else self.base_url,
             "api_key": self.api_key or "test-key",
             "max_retries": 0,
         }
@@ -310,6 +317,13 @@ class ScriptedLLM:
     def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int:
         """Prompt tokens the simulated prefix cache serves for this request (and remember its prefix)."""
         return self.cache_usage(body, prompt_tokens)[0]
+
+    def breakpoint_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]:
+        """(read, written) of the Anthropic-style cache, whatever ``cache_report`` says (the Messages mode)."""
+        if self.breakpoint_cache is None:
+            self.breakpoint_cache = BreakpointCache()
+        counter = _counter(str(body.get("model") or DEFAULT_MODEL))
+        return self.breakpoint_cache.served(body, prompt_tokens, counter.count_text)
 
     def cache_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]:
         """(read, written) prompt tokens of the simulated cache for this request: the prefix cache
