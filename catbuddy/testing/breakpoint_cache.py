@@ -43,14 +43,16 @@ class BreakpointCache:
     def served(
         self, body: Mapping[str, Any], prompt_tokens: int, count_text: Callable[[str], int]
     ) -> tuple[int, int]:
-        parts = request_parts(body)
+        marks = [i for i, part in enumerate(request_parts(body)) if MARK in part]
+        # A marker is not part of what is cached: the same blocks with or without one are one prefix
+        # (and a string content is one text block), as at Anthropic.
+        parts = request_parts(_unmarked(body))
         chain = _chain(str(body.get("model") or ""), parts)
         cumulative = []
         total = 0
         for part in parts:
             total += self._count(part, count_text)
             cumulative.append(total)
-        marks = [i for i, part in enumerate(parts) if MARK in part]
         if not marks or not total:
             return 0, 0
         now = self.clock()
@@ -88,3 +90,20 @@ class BreakpointCache:
                 self._counts.clear()
             known = self._counts[part] = count_text(part)
         return known
+
+
+def _unmarked_block(block: Any) -> Any:
+    return {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, Mapping) else block
+
+
+def _unmarked(body: Mapping[str, Any]) -> dict[str, Any]:
+    messages = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}] if content else []
+        elif isinstance(content, list):
+            content = [_unmarked_block(block) for block in content]
+        messages.append({**message, "content": content})
+    tools = [_unmarked_block(tool) for tool in body.get("tools") or []]
+    return {**body, "messages": messages, "tools": tools}
