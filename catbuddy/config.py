@@ -48,6 +48,7 @@ from catbuddy.trust import ProjectTrust
 DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
+ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read for provider = "anthropic" when base_url is not set
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,9 @@ MCP_SERVERS = Entries(
 class Settings:
     model: str | None = setting(None, string, env=("CATBUDDY_MODEL",))
     # openai: any OpenAI-compatible endpoint; anthropic: Anthropic's Messages API (catbuddy/llm/anthropic_provider.py)
-    provider: str = setting("openai", one_of(*PROVIDERS), risky="requests go to this kind of API")
+    provider: str = setting(
+        "openai", one_of(*PROVIDERS), risky="requests go to this kind of API", env=("CATBUDDY_PROVIDER",)
+    )
     base_url: str | None = setting(
         None,
         string,
@@ -472,6 +475,9 @@ def load_settings(
 
 def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, ...]) -> Settings:
     settings = Settings(**SCHEMA.build(merged), sources=sources)
-    if settings.provider == "anthropic" and "api_key_env" not in merged:
-        settings = replace(settings, api_key_env=ANTHROPIC_API_KEY_ENV)
+    if settings.provider == "anthropic":
+        if "api_key_env" not in merged:
+            settings = replace(settings, api_key_env=ANTHROPIC_API_KEY_ENV)
+        if not settings.base_url and env.get(ANTHROPIC_BASE_URL_ENV):
+            settings = replace(settings, base_url=env[ANTHROPIC_BASE_URL_ENV])
     return replace(settings, api_key=settings.api_key or env.get(settings.api_key_env) or None)

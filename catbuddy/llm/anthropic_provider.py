@@ -59,7 +59,9 @@ class AnthropicProvider(Provider):
                 f"config.toml nor {settings.api_key_env} is set.",
                 missing_key_hint(settings.api_key_env),
             )
-        super().__init__(replace(settings, base_url=settings.base_url or ANTHROPIC_BASE_URL), **kwargs)
+        # The SDK adds /v1/messages itself: an OpenAI-style base URL ending in /v1 loses that suffix.
+        base_url = (settings.base_url or ANTHROPIC_BASE_URL).rstrip("/").removesuffix("/v1")
+        super().__init__(replace(settings, base_url=base_url), **kwargs)
         self._anthropic: AsyncAnthropic | None = None
 
     def __repr__(self) -> str:
