@@ -172,3 +172,13 @@ def test_reasoning_tokens_are_counted_in_the_usage(workspace: Workspace) -> None
     assert (
         result["usage"]["reasoning_tokens"] >= 23
     )  # completion_tokens_details.reasoning_tokens of the first reply
+
+
+def test_deepseek_thinking_mode_gets_its_reasoning_back_after_the_tool_call(workspace: Workspace) -> None:
+    """DeepSeek refuses the second request of a thinking-mode tool loop without reasoning_content
+    ("The reasoning_content in the thinking mode must be passed back to the API")."""
+    recording = Recording.load(RECORDINGS_DIR / "deepseek-reasoner-reasoning-tool.json")
+    _, _, server = replay(recording, workspace)
+    reply = _assistant(server.requests[1]["messages"])
+    assert reply["reasoning_content"].strip()
+    assert reply["tool_calls"]
