@@ -309,6 +309,17 @@ class StreamAssembler:
         if refusal and not content:
             self._add_text(refusal, events)
 
+    @property
+    def details(self) -> list[dict[str, Any]]:
+        """The ``reasoning_details`` items so far, merged."""
+        return self._details.items
+
+    def feed_whole(self, message: Any) -> None:
+        """An unstreamed message read as one delta: the same shapes, the same split of reasoning from text."""
+        self._feed_reasoning(message, [])
+        self._feed_content(message, [])
+        self.finish()
+
     def finish(self) -> list[StreamEvent]:
         """The stream ended: what the ``<think>`` splitter still held back."""
         events: list[StreamEvent] = []
@@ -396,18 +407,15 @@ def response_from_completion(completion: Any) -> LLMResponse:
                 extra if isinstance(extra, dict) else None,
             )
         )
-    # The whole message read as one delta: the same shapes, the same split of reasoning from text.
     assembler = StreamAssembler()
-    assembler._feed_reasoning(message, [])
-    assembler._feed_content(message, [])
-    assembler.finish()
+    assembler.feed_whole(message)
     content = assembler.text or _optional(message, "refusal", str, "message")
     finish = _optional(choice, "finish_reason", str, "choice")
     reply = assistant_message(
         content or None,
         unique_call_ids(calls),
         assembler.reasoning,
-        assembler._details.items,
+        assembler.details,
         assembler.reasoning_field,
     )
     return LLMResponse(reply, finish, usage, model)

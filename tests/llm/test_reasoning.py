@@ -191,3 +191,12 @@ async def test_a_refused_reasoning_effort_is_dropped_once_and_the_retry_says_how
     assert response.text == "ok"
     assert "reasoning_effort" not in scripted_llm.requests[1].body
     assert 'reasoning_effort = "" under [model_options."scripted"]' in reasons[0]
+
+
+def test_an_unstreamed_completion_splits_reasoning_the_same_way() -> None:
+    from catbuddy.llm.types import response_from_completion
+
+    completion = {"choices": [{"index": 0, "finish_reason": "stop",
+                               "message": {"role": "assistant", "content": "<think>plan</think>\n\n## Goal\nsummary"}}]}  # fmt: skip
+    message = response_from_completion(completion).message
+    assert (message["content"], message["reasoning"]) == ("## Goal\nsummary", "plan")
