@@ -30,3 +30,19 @@ def test_a_streaming_block_shows_it_is_thinking() -> None:
     assert block.streaming and not block.collapsed
     block.finish()
     assert block.collapsed
+
+
+async def test_a_resumed_session_shows_its_stored_reasoning_folded(workspace, scripted_llm) -> None:
+    scripted_llm.push(Reply.text("Paris.", reasoning="France's capital."))
+    first = real_app(workspace, scripted_llm)
+    async with first.run_test(size=SIZE) as pilot:
+        await send(first, pilot, "capital of France?")
+        await wait_for(pilot, lambda: idle(first), what="idle")
+        session_id = first.loop.session_id
+    again = real_app(workspace, scripted_llm, resume=session_id)
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot, lambda: again.status.info.session_id and idle(again), what="the resumed session"
+        )
+        (block,) = again.transcript.query(ThinkingBlock)
+        assert block.collapsed and block.text == "France's capital."
