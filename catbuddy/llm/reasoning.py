@@ -1,7 +1,7 @@
 """Reasoning ("thinking") in streamed replies: every shape real providers send it in, kept apart from
 the answer.
 
-Shapes, as recorded from real providers (``/work/shared/provider_recordings``):
+Shapes, as recorded from real providers (``tests/data/provider_recordings``):
 
 - ``delta.reasoning_content`` (DeepSeek, Kimi, xAI, Z.ai, Qwen, llama.cpp's gpt-oss);
 - ``delta.reasoning`` (OpenRouter, Vercel's gateway, Groq's gpt-oss);

@@ -1,6 +1,6 @@
 """A replay server: recorded real provider exchanges served byte for byte over HTTP.
 
-A recording (``/work/shared/provider_recordings/*.json``, see its README) holds the response to a first
+A recording (``tests/data/provider_recordings/*.json``, copied from the shared recordings; see its README) holds the response to a first
 request and the recorded follow-ups (the next requests' responses, e.g. after a tool call or on each
 retry). ``ReplayServer`` answers any POST to ``…/chat/completions`` or ``…/messages`` with the next one
 of them, status, content type and body exactly as recorded; requests past the recording get a short
@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-RECORDINGS_DIR = Path("/work/shared/provider_recordings")
+# The recordings ship with the repository's tests (not in the wheel); CATBUDDY_RECORDINGS points elsewhere.
+RECORDINGS_DIR = Path(
+    os.environ.get("CATBUDDY_RECORDINGS")
+    or Path(__file__).resolve().parents[2] / "tests" / "data" / "provider_recordings"
+)
 PASSED_HEADERS = ("content-type", "retry-after", "retry-after-ms", "request-id", "x-request-id")
 FINAL_TEXT = "Replay finished."
 

@@ -1,5 +1,5 @@
 """The native Anthropic provider against recorded Anthropic Messages traffic, replayed byte for byte to
-`catbuddy run` with the real anthropic SDK. Test data: /work/shared/provider_recordings/anthropic-*.json
+`catbuddy run` with the real anthropic SDK. Test data: tests/data/provider_recordings/anthropic-*.json
 (each names the public repository, path and commit it comes from)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reasoning in replies: parsed from every shape, kept apart from the answer, sent back as the family wants.
 
-Shapes follow the recorded traffic in /work/shared/provider_recordings (sources cited per test)."""
+Shapes follow the recorded traffic in tests/data/provider_recordings (sources cited per test)."""
 
 from __future__ import annotations
 

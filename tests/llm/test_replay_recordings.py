@@ -1,5 +1,5 @@
 """Recorded real provider traffic, replayed byte for byte to `catbuddy run` (in process, the real openai SDK
-over HTTP). Test data: /work/shared/provider_recordings/*.json — each file names the public repository,
+over HTTP). Test data: tests/data/provider_recordings/*.json — each file names the public repository,
 path and commit it was recorded from (its ``source``); see that directory's README.md."""
 
 from __future__ import annotations
