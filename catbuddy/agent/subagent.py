@@ -312,14 +312,20 @@ class _ChildWatcher:
         self.turns = 0  # model calls (replies)
         self.counted = 0
         self.error = ""
-        self._prompt = self._cached = self._completion = 0
+        self._prompt = self._cached = self._completion = self._written = self._reasoning = 0
         self._asked: set[str] = set()  # child calls shown to the user (approval asked): their end is too
 
     def usage(self) -> dict[str, int]:
         if not self._prompt:
             return {}
-        return {"calls": self.calls, "prompt_tokens": self._prompt, "cached_tokens": self._cached,
-                "completion_tokens": self._completion}  # fmt: skip
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self._prompt,
+            "cached_tokens": self._cached,
+            "completion_tokens": self._completion,
+            "cache_write_tokens": self._written,
+            "reasoning_tokens": self._reasoning,
+        }
 
     def __call__(self, event: Event) -> None:
         label = f"subagent {self.agent}"
@@ -334,6 +340,8 @@ class _ChildWatcher:
             self._prompt += event.prompt_tokens
             self._cached += event.cached_tokens
             self._completion += event.completion_tokens
+            self._written += event.cache_write_tokens
+            self._reasoning += event.reasoning_tokens
         elif isinstance(event, ApprovalRequested):
             self._asked.add(event.call_id)
             relayed = dataclasses.replace(

@@ -7,7 +7,7 @@ Prompt tokens, the share of them the provider served from its prompt cache, and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from catbuddy.config import ModelPrice
@@ -25,6 +25,8 @@ class SessionUsage:
     completion_tokens: int = 0
     last_prompt_tokens: int = 0
     last_cached_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt tokens written to an Anthropic-style cache (billed above input)
+    reasoning_tokens: int = 0  # of the completion tokens, those spent reasoning
 
     @property
     def hit_rate(self) -> float:
@@ -35,8 +37,16 @@ class SessionUsage:
     def last_hit_rate(self) -> float | None:
         return self.last_cached_tokens / self.last_prompt_tokens if self.last_prompt_tokens else None
 
-    def add(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> SessionUsage:
+    def add(
+        self,
+        prompt_tokens: int,
+        cached_tokens: int,
+        completion_tokens: int,
+        cache_write_tokens: int = 0,
+        reasoning_tokens: int = 0,
+    ) -> SessionUsage:
         cached = min(max(cached_tokens, 0), prompt_tokens)
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
         return SessionUsage(
             calls=self.calls + 1,
             prompt_tokens=self.prompt_tokens + prompt_tokens,
@@ -44,6 +54,8 @@ class SessionUsage:
             completion_tokens=self.completion_tokens + completion_tokens,
             last_prompt_tokens=prompt_tokens,
             last_cached_tokens=cached,
+            cache_write_tokens=self.cache_write_tokens + written,
+            reasoning_tokens=self.reasoning_tokens + max(reasoning_tokens, 0),
         )
 
     def add_report(self, data: Mapping[str, Any]) -> SessionUsage:
@@ -51,7 +63,13 @@ class SessionUsage:
         prompt = _int(data.get("prompt_tokens"))
         if not prompt:
             return self
-        return self.add(prompt, _int(data.get("cached_tokens")), _int(data.get("completion_tokens")))
+        return self.add(
+            prompt,
+            _int(data.get("cached_tokens")),
+            _int(data.get("completion_tokens")),
+            _int(data.get("cache_write_tokens")),
+            _int(data.get("reasoning_tokens")),
+        )
 
     def add_rollup(self, data: Mapping[str, Any]) -> SessionUsage:
         """Add a subagent's summed usage (a ``subagent`` event's ``usage``); the last-call figures stay the
@@ -60,19 +78,25 @@ class SessionUsage:
         if not isinstance(usage, Mapping) or not _int(usage.get("prompt_tokens")):
             return self
         prompt = _int(usage.get("prompt_tokens"))
-        return SessionUsage(
+        cached = min(_int(usage.get("cached_tokens")), prompt)
+        # replace(): every other figure, the last-call ones included, stays the parent's own.
+        return replace(
+            self,
             calls=self.calls + _int(usage.get("calls")),
             prompt_tokens=self.prompt_tokens + prompt,
-            cached_tokens=self.cached_tokens + min(_int(usage.get("cached_tokens")), prompt),
+            cached_tokens=self.cached_tokens + cached,
             completion_tokens=self.completion_tokens + _int(usage.get("completion_tokens")),
-            last_prompt_tokens=self.last_prompt_tokens,
-            last_cached_tokens=self.last_cached_tokens,
+            cache_write_tokens=self.cache_write_tokens
+            + min(_int(usage.get("cache_write_tokens")), prompt - cached),
+            reasoning_tokens=self.reasoning_tokens + _int(usage.get("reasoning_tokens")),
         )
 
     def cost(self, price: ModelPrice | None) -> float | None:
         if price is None or not self.calls:
             return None
-        return price.cost(self.prompt_tokens, self.cached_tokens, self.completion_tokens)
+        return price.cost(
+            self.prompt_tokens, self.cached_tokens, self.completion_tokens, self.cache_write_tokens
+        )
 
     def to_dict(self, price: ModelPrice | None = None) -> dict[str, Any]:
         data = asdict(self)
@@ -88,7 +112,10 @@ class SessionUsage:
             return "session usage: no model call reported usage yet"
         line = (
             f"session usage: {self.calls:,} call{'' if self.calls == 1 else 's'}, prompt {self.prompt_tokens:,} "
-            f"tokens ({self.cached_tokens:,} cached, {self.hit_rate:.0%}), output {self.completion_tokens:,}"
+            f"tokens ({self.cached_tokens:,} cached, {self.hit_rate:.0%}"
+            + (f"; {self.cache_write_tokens:,} written to the cache" if self.cache_write_tokens else "")
+            + f"), output {self.completion_tokens:,}"
+            + (f" ({self.reasoning_tokens:,} reasoning)" if self.reasoning_tokens else "")
         )
         cost = self.cost(price)
         return line + (f"; estimated cost ${cost:,.4f}" if cost is not None else "")
