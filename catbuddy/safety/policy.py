@@ -20,13 +20,24 @@ from catbuddy.safety.deny import CommandChecker
 from catbuddy.safety.exec_decision import ExecRules
 from catbuddy.safety.kinds import ApprovalSubject, ToolKind
 from catbuddy.safety.protected import SESSION, ProtectedPlaces, describe
+from catbuddy.safety.readonly import LOADER_VARIABLES, SUBCOMMAND_PROGRAMS
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
     from catbuddy.sandbox import SandboxStatus
     from catbuddy.workspace import Workspace
 
-__all__ = ["ALLOW", "ASK", "DENY", "ApprovalPolicy", "GuardDecision", "real_path"]
+# LOADER_VARIABLES and SUBCOMMAND_PROGRAMS lived here before the read-only rules: importers keep working.
+__all__ = [
+    "ALLOW",
+    "ASK",
+    "DENY",
+    "LOADER_VARIABLES",
+    "SUBCOMMAND_PROGRAMS",
+    "ApprovalPolicy",
+    "GuardDecision",
+    "real_path",
+]
 
 
 # --- paths (shared with the file tools' guard, tools/paths.py) -------------------------------------
