@@ -13,6 +13,12 @@ HEADLESS_REFUSAL = (
 RULE_REFUSAL = "Refused by catbuddy's safety rules: {reason}"
 
 
+def headless_refusal(tool: str, mode: str, reason: str) -> str:
+    """The refusal a headless run gives the model, with the one-line reason the policy gave (its kind and why)."""
+    text = HEADLESS_REFUSAL.format(tool=tool, mode=mode)
+    return f"{text} Why it needs approval: {reason}" if reason.strip() else text
+
+
 def refusal_text(decision: ApprovalDecision) -> str:
     if decision.choice is ApprovalChoice.DENY_WITH_NOTE and decision.note.strip():
         return f"The user denied this call and said: {decision.note.strip()}"

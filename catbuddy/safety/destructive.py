@@ -4,10 +4,10 @@ The sandbox lets a command write the work root, so it cannot stop `git reset --h
 uncommitted changes. These forms ask in `ask` and `auto-edit` whatever a remembered prefix or
 `allow_commands` says, and say why; in `yolo` they run (the turn's checkpoint keeps them reversible):
 
-- git: `reset --hard`, `checkout -- <paths>` / `checkout .` / `checkout -f`, `restore` (of the work tree),
+- git: `reset --hard` (and any `reset` but `--soft`, as Codex counts it), `rm -f`, `checkout -- <paths>` / `checkout .` / `checkout -f`, `restore` (of the work tree),
   `clean -f`, `stash drop|clear`, `branch -D`, `push --force` (or a `+refspec`), `rebase`;
 - `git switch --discard-changes`/`-f`, `git push origin :branch` (deletes it), `git clean` without `-n`;
-- `rm -r` of anything, `truncate`, `> file` or `tee file` over a file that exists;
+- `rm -r` or `rm -f` of anything, `truncate`, `> file` or `tee file` over a file that exists;
 - anything run through `sudo` (or `doas`, `pkexec`, `run0`, `su`), in any wrapper.
 
 Codex's `is_dangerous_command.rs` tests (openai/codex, codex-rs/core/src/command_safety) and
@@ -53,10 +53,11 @@ def destructive_reason(segment: Segment, work_root: Path) -> str | None:
         reason = _git(args)
         if reason:
             return reason
-    if name == "rm" and any(
-        a in ("--recursive",) or set(short_letters(a, "")) & {"r", "R"} for a in args if a.startswith("-")
-    ):
+    rm_flags = {letter for a in args if a.startswith("-") and not a.startswith("--") for letter in a[1:]}
+    if name == "rm" and ("--recursive" in args or rm_flags & {"r", "R"}):
         return "`rm -r` deletes whole directory trees, which the sandbox lets it do in the work root"
+    if name == "rm" and ("--force" in args or "f" in rm_flags):
+        return "`rm -f` deletes without asking, write-protected files too"
     if name == "truncate":
         return "`truncate` cuts files to a size, discarding what they held"
     if name == "tee" and not any(
@@ -85,6 +86,10 @@ def _git(args: list[str]) -> str | None:
     flags = {letter for a in rest if a.startswith("-") and not a.startswith("--") for letter in a[1:]}
     if sub == "reset" and "--hard" in rest:
         return "`git reset --hard` discards uncommitted changes"
+    if sub == "reset" and "--soft" not in rest:
+        return "`git reset` moves the branch or unstages changes, which the work tree does not show"
+    if sub == "rm" and ("f" in flags or "--force" in rest):
+        return "`git rm -f` deletes files even with uncommitted changes"
     if sub == "checkout" and ("--" in rest or "." in rest or "f" in flags or "--force" in rest):
         return "`git checkout -- <paths>` discards uncommitted changes to those files"
     if sub == "restore":

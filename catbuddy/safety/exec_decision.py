@@ -143,10 +143,8 @@ class ExecRules:
             if root and sandbox.active:
                 return _privileged_in_sandbox(root, automatic, label)
             if automatic:
-                return GuardDecision(
-                    ALLOW, explained(DESTRUCTIVE, f"{harm}; runs in yolo (the turn's checkpoint can undo it)"),
-                    sandbox=label,
-                )  # fmt: skip
+                why = f"{harm}; runs in yolo mode (a turn's checkpoint, where one is kept, can undo it)"
+                return GuardDecision(ALLOW, explained(DESTRUCTIVE, why), sandbox=label)
             return _ask(
                 f"{DESTRUCTIVE}: {harm}; catbuddy asks every time, whatever the allow-list says", label, harm
             )

@@ -17,16 +17,32 @@ from typing import TYPE_CHECKING, Any
 from catbuddy.config_checks import APPROVAL_MODES
 from catbuddy.safety.decision import ALLOW, ASK, DENY, GuardDecision
 from catbuddy.safety.deny import CommandChecker
-from catbuddy.safety.exec_decision import ExecRules
 from catbuddy.safety.kinds import ApprovalSubject, ToolKind
 from catbuddy.safety.protected import SESSION, ProtectedPlaces, describe
 
 if TYPE_CHECKING:
     from catbuddy.config import Settings
+    from catbuddy.safety.exec_decision import ExecRules
     from catbuddy.sandbox import SandboxStatus
     from catbuddy.workspace import Workspace
 
-__all__ = ["ALLOW", "ASK", "DENY", "ApprovalPolicy", "GuardDecision", "real_path"]
+__all__ = [
+    "ALLOW",
+    "ASK",
+    "DENY",
+    "ApprovalPolicy",
+    "GuardDecision",
+    "real_path",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """LOADER_VARIABLES and SUBCOMMAND_PROGRAMS lived here before the read-only rules (loaded on demand)."""
+    if name in ("LOADER_VARIABLES", "SUBCOMMAND_PROGRAMS"):
+        from catbuddy.safety import readonly
+
+        return getattr(readonly, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- paths (shared with the file tools' guard, tools/paths.py) -------------------------------------
@@ -75,9 +91,23 @@ class ApprovalPolicy:
             home=workspace.home if workspace else None,
             work_root=workspace.work_root if workspace else None,
         )
-        self.commands = ExecRules(settings, self.checker, self.checker.work_root, self.checker.user_home)
+        self._commands: ExecRules | None = None  # built at the first command: the rules load with it
+        self._patterns: list[str] = []  # command patterns remembered before that
         for entry in settings.tools.allow_commands:
             self.remember(entry)
+
+    @property
+    def commands(self) -> ExecRules:
+        """The exec rules and the session's remembered commands (imported at the first command)."""
+        if self._commands is None:
+            from catbuddy.safety.exec_decision import ExecRules
+
+            self._commands = ExecRules(
+                self.settings, self.checker, self.checker.work_root, self.checker.user_home
+            )
+            for pattern in self._patterns:
+                self._commands.remember(pattern)
+        return self._commands
 
     @property
     def mode(self) -> str:
@@ -106,7 +136,10 @@ class ApprovalPolicy:
         if not pattern:
             return
         self.remembered.add(pattern)
-        self.commands.remember(pattern)
+        if self._commands is None:
+            self._patterns.append(pattern)
+        else:
+            self._commands.remember(pattern)
 
     def decide(self, tool: ApprovalSubject, args: dict[str, Any]) -> GuardDecision:
         override = tool.approval_override

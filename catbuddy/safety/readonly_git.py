@@ -92,6 +92,7 @@ GIT_WRITERS = frozenset(
         "filter-branch",
     }
 )
+GIT_WHOLE_OPTIONS = frozenset({"--text", "--filter", "--exit-code", "--ext-grep"})
 GIT_OUTPUT_FLAGS = ("--output",)
 GIT_RUN_FLAGS = (
     "--ext-diff",
@@ -192,6 +193,8 @@ def git_rule(args: list[str]) -> Ruling:
         return READ  # `git`, `git --version`: prints
     rest = args[index + 1 :]
     for arg in rest:
+        if arg.split("=", 1)[0] in GIT_WHOLE_OPTIONS:
+            continue  # a real option of its own, not an abbreviation of `--textconv` or `--filters`
         if long_option(arg, *GIT_OUTPUT_FLAGS):
             return Ruling(Effect.WRITE, f"`git {sub} --output` writes a file", sub)
         if long_option(arg, *GIT_RUN_FLAGS) or (sub == "grep" and "O" in short_letters(arg, "eEfABCm")):

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from agent_helpers import session_events
 
-from catbuddy.agent.approval import HEADLESS_REFUSAL
+from catbuddy.agent.approval import HEADLESS_REFUSAL, headless_refusal
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalRequested,
@@ -134,9 +134,20 @@ async def test_headless_ask_mode_refuses_exec_and_writes_without_blocking(
     [resolved] = events.of(ApprovalResolved)
     assert (resolved.call_id, resolved.decision) == (request.call_id, "refused_headless")
     assert not (workspace.work_root / "x.txt").exists()
-    expected = HEADLESS_REFUSAL.format(tool=tool, mode="ask")
+    expected = headless_refusal(tool, "ask", request.reason)
     assert scripted_llm.requests[1].messages[-1]["content"] == expected
+    assert expected.startswith(HEADLESS_REFUSAL.format(tool=tool, mode="ask"))
     assert "--approval yolo" in expected
+
+
+async def test_a_headless_refusal_of_a_command_says_its_kind_and_why(workspace, scripted_llm, make_loop):
+    scripted_llm.push(Reply.tool_call("exec", {"command": "touch x.txt"}), Reply.text("I could not."))
+    loop, _ = await make_loop(scripted_llm, approval="ask", interactive=False, channel="headless")
+
+    await asyncio.wait_for(loop.run_turn("make x.txt"), 15)
+
+    refusal = scripted_llm.requests[1].messages[-1]["content"]
+    assert "Why it needs approval: writes in the work root" in refusal
 
 
 @pytest.mark.parametrize("command", ["rm -rf /", "echo ok && rm -rf ~", ":(){ :|:& };:"])

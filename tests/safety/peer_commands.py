@@ -180,8 +180,8 @@ ESCALATIONS = [
 # (command, an allow-list entry that would cover it by prefix, a benign form that entry does cover).
 DESTRUCTIVE = [
     ("git reset --hard", "git reset", "git reset --soft HEAD~1"),
-    ("bash -lc 'git reset --hard'", "git reset", "bash -lc 'git reset HEAD file.txt'"),
-    ("/usr/bin/git reset --hard", "/usr/bin/git reset", "/usr/bin/git reset HEAD"),
+    ("bash -lc 'git reset --hard'", "git reset", "bash -lc 'git reset --soft HEAD~1'"),
+    ("/usr/bin/git reset --hard", "/usr/bin/git reset", "/usr/bin/git reset --soft HEAD"),
     ("git -C . reset --hard HEAD~1", "git", "git -C . status"),
     ("git checkout -- src/app.py", "git checkout", "git checkout main"),
     ("git checkout .", "git checkout", "git checkout -b topic"),
@@ -194,11 +194,15 @@ DESTRUCTIVE = [
     ("git push origin +main", "git push", "git push origin main"),
     ("git rebase main", "git rebase", "git log -n 1"),
     ("rm -r build", "rm", "rm build.log"),
-    ("rm -rf ./dist", "rm", "rm -f dist/app.whl"),
+    ("rm -rf ./dist", "rm", "rm dist/app.whl"),
     ("truncate -s 0 notes.txt", "truncate", "wc -c notes.txt"),
     ("echo x > notes.txt", "echo", "echo x >> notes.txt"),
     ("echo x | tee notes.txt", "tee", "echo x | tee -a notes.txt"),
     ("git switch --discard-changes main", "git switch", "git switch main"),
     ("git push origin :topic", "git push", "git push origin topic"),
     ("git -c clean.requireForce=false clean -d", "git", "git clean -n -d"),
+    ("git reset", "git reset", "git reset --soft HEAD~1"),  # Codex: git_reset_is_dangerous
+    ("zsh -lc 'git reset --hard'", "git reset", "zsh -lc 'git status'"),  # zsh_git_reset_is_dangerous
+    ("rm -f /", "rm", "rm notes.txt.bak"),  # Codex: rm_f_is_dangerous
+    ("git rm -f src/app.py", "git rm", "git rm --cached src/app.py"),
 ]

@@ -88,6 +88,7 @@ RULE_PAIRS = [
     ("cat < notes.txt", "cat notes.txt >> all.txt"),
     ("git log | head -n 3", "git log | tee log.txt"),
     ("git log", "GIT_EXTERNAL_DIFF=x git log -p"),
+    ("git diff --text a b", "git diff --textc a b"),  # --text is an option, --textc abbreviates --textconv
     ("rg foo", "RIPGREP_CONFIG_PATH=rc rg foo"),
     ("ls", "./ls"),
 ]

@@ -43,7 +43,7 @@ def test_lists_pipelines_and_newlines_split_into_commands() -> None:
         "echo $(( $(rm -rf x) + 1 ))",
         "X=$(rm -rf x) true",
         "bash -c 'rm -rf x'",
-        'sh -c "echo hi; rm -rf x"',
+        "sh -c \"echo hi; rm -rf x\"",
         "eval 'rm -rf x'",
         "trap 'rm -rf x' EXIT",
         "watch 'rm -rf x'",
@@ -141,8 +141,8 @@ def test_cd_changes_where_later_commands_run() -> None:
         "cat script.sh | bash",
         "echo 'print(1)' | python3",
         "python3 <<EOF\nprint(1)\nEOF",
-        'eval "$CMD"',
-        'bash -c "$CMD"',
+        "eval \"$CMD\"",
+        "bash -c \"$CMD\"",
         "$(curl x)",
         "xargs $TOOL",
     ],
@@ -151,9 +151,7 @@ def test_commands_whose_effect_is_only_known_at_run_time_are_flagged(command: st
     assert parse(command).dynamic_reasons(), command
 
 
-@pytest.mark.parametrize(
-    "command", ["git status", "pytest -q tests", "bash scripts/build.sh", "python -m pytest"]
-)
+@pytest.mark.parametrize("command", ["git status", "pytest -q tests", "bash scripts/build.sh", "python -m pytest"])
 def test_ordinary_commands_are_static(command: str) -> None:
     assert parse(command).dynamic_reasons() == []
 
