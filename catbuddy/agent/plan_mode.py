@@ -17,7 +17,6 @@ from catbuddy.context.compaction.prompts import render
 from catbuddy.safety.decision import ALLOW, DENY, GuardDecision
 from catbuddy.safety.kinds import ApprovalSubject, ToolKind
 from catbuddy.safety.policy import ApprovalPolicy
-from catbuddy.safety.readonly import is_known_safe
 from catbuddy.tools.base import Tool
 from catbuddy.tools.registry import ToolRegistry
 
@@ -48,10 +47,10 @@ class PlanModePolicy:
     """The approval policy in plan mode: reading tools as usual, known read-only commands allowed (the
     deny rules first), anything else refused — in every approval mode, yolo too."""
 
-    def __init__(self, policy: ApprovalPolicy, work_root: Path, safe: SafeCheck = is_known_safe) -> None:
+    def __init__(self, policy: ApprovalPolicy, work_root: Path, safe: SafeCheck | None = None) -> None:
         self._policy = policy
         self._work_root = work_root
-        self._safe = safe
+        self._safe = safe  # None: the shared classifier, imported at the first command (off the run path)
 
     def __getattr__(self, name: str) -> Any:  # remember, remembered, … as the wrapped policy has them
         return getattr(self._policy, name)
@@ -65,13 +64,20 @@ class PlanModePolicy:
             return self._policy.decide(tool, args)
         if tool.kind is ToolKind.EXEC:
             command = str(args.get("command", ""))
-            if command.strip() and self._safe(command, self._work_root):
+            if command.strip() and self._known_safe(command):
                 decision = self._policy.decide(tool, args)
                 if decision.action == DENY:
                     return decision
                 return GuardDecision(ALLOW, decision.reason, sandbox=decision.sandbox)
             return GuardDecision(DENY, REFUSAL.format(what=f"`{command[:120]}`"))
         return GuardDecision(DENY, REFUSAL.format(what=tool.name))
+
+    def _known_safe(self, command: str) -> bool:
+        if self._safe is None:
+            from catbuddy.safety.readonly import is_known_safe
+
+            self._safe = is_known_safe
+        return self._safe(command, self._work_root)
 
 
 def plan_mode_layer(registry: ToolRegistry) -> tuple[str, str]:
