@@ -84,6 +84,8 @@ class ToolCallBatch:
             args, error = parse_arguments(call)
             name = call["function"]["name"]
             tool = self.ctx.registry.get(name)
+            if tool is not None and error is None:
+                args = tool.normalize_args(args)
             self.ctx.bus.emit(
                 ToolCallStarted(
                     call["id"],
@@ -242,6 +244,7 @@ class ToolCallBatch:
             return meta
         args, _ = parse_arguments(call)
         try:
+            args = tool.normalize_args(args)
             meta.facts = tool.ledger_facts(args, meta)
             meta.summary = one_line(tool.result_summary(args, meta))
         except Exception:  # a tool's bookkeeping must not cost the call its result
