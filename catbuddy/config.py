@@ -32,6 +32,7 @@ from catbuddy.config_checks import (
     at_least,
     between,
     boolean,
+    choice_list,
     one_of,
     path_list,
     regex_list,
@@ -42,6 +43,7 @@ from catbuddy.config_checks import (
 from catbuddy.config_schema import Entries, Schema, Section, TopLevel, required, setting, table
 from catbuddy.trust import ProjectTrust
 
+EDIT_TOOLS = ("edit_file", "apply_patch")
 DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
@@ -53,6 +55,8 @@ class ModelSpec:
     context_window: int = required(at_least(256))
     max_output_tokens: int = required(at_least(1))
     encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
+    # The file-editing tools offered to this model; None: by its family (catbuddy.tools.offer).
+    edit_tools: tuple[str, ...] | None = setting(None, choice_list(*EDIT_TOOLS))
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from catbuddy.session.conversation import Conversation
 from catbuddy.session.history import HistoryEntry
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
+from catbuddy.tools.registry import edit_tools_for, offer_edit_tools
 from catbuddy.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -280,6 +281,9 @@ class AgentLoop:
 
     def turn_context(self) -> TurnContext:
         """The collaborators of one turn or one /compact, with the model and its budget fixed."""
+        offer_edit_tools(
+            self.registry, edit_tools_for(self._model, self.settings.model_spec(self._model).edit_tools)
+        )
         return TurnContext(
             settings=self.settings,
             workspace=self.workspace,
@@ -450,7 +454,9 @@ class AgentLoop:
     async def undo_compaction(self) -> CompactionUndone:
         """`/compact undo`: void the latest compaction in force; the history is rebuilt as it was before it."""
         if (self._turn_task is not None and not self._turn_task.done()) or self.state is not LoopState.IDLE:
-            event = CompactionUndone(False, "Busy: /compact undo once the turn or compaction has ended (or /stop).")
+            event = CompactionUndone(
+                False, "Busy: /compact undo once the turn or compaction has ended (or /stop)."
+            )
             self.emit(event)
             return event
         result = await self.compaction().undo()

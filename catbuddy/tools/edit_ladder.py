@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from catbuddy.errors import CatbuddyError
+
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "'": "'", '"': '"', "`": "`", "\\": "\\", "$": "$", "\n": "\n"}
 ESCAPE_RE = re.compile(r"\\([ntr'\"`\\$\n])")
 SPACE_RUN = re.compile(r"[ \t]+")
@@ -66,11 +68,11 @@ class Found:
         return "".join(parts) + text[at:]
 
 
-class Ambiguous(Exception):
+class Ambiguous(CatbuddyError):
     """old_string matches several places exactly and replace_all is off."""
 
     def __init__(self, count: int, lines: list[int]) -> None:
-        super().__init__(f"{count} matches")
+        super().__init__(f"old_string occurs {count} times")
         self.count, self.lines = count, lines
 
 

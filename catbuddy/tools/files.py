@@ -471,9 +471,17 @@ class EditFileTool(Tool):
 
 
 def _no_match_message(text: str, old: str, shown: str) -> str:
-    """Show the region of the file most like old_string, so the model can copy the real text."""
+    closest = closest_match(text, old)
+    message = f"old_string was not found in {shown}. {closest}"
+    if closest.startswith("The closest match"):
+        message += "\nCopy the exact text (without the line-number prefix) into old_string and retry."
+    return message
+
+
+def closest_match(text: str, wanted: str) -> str:
+    """The region of the file most like ``wanted``, numbered, so the model can copy the real text."""
     lines = text.split("\n")
-    want = old.strip("\n").split("\n")
+    want = wanted.strip("\n").split("\n")
     size = max(1, min(len(want), len(lines)))
     target = "\n".join(want)
     scored: list[tuple[float, int]] = []
@@ -485,15 +493,10 @@ def _no_match_message(text: str, old: str, shown: str) -> str:
         ratio = difflib.SequenceMatcher(None, target, "\n".join(lines[start : start + size])).ratio()
         if ratio > best_ratio:
             best_ratio, best = ratio, start
-    message = f"old_string was not found in {shown}."
     if best_ratio < 0.3:
-        return message + " Nothing in the file is close to it; read the file and copy the exact text."
+        return "Nothing in the file is close to it; read the file and copy the exact text."
     region = lines[best : best + min(size, CLOSEST_MAX_LINES)]
-    hint = ""
-    if [w.strip() for w in want] == [r.strip() for r in lines[best : best + size]]:
-        hint = " It differs only in whitespace or indentation."
     return (
-        f"{message} The closest match (lines {best + 1}-{best + len(region)}, {best_ratio:.0%} similar) is:{hint}\n"
-        f"{number_lines(region, best + 1)}\n"
-        "Copy the exact text (without the line-number prefix) into old_string and retry."
+        f"The closest match (lines {best + 1}-{best + len(region)}, {best_ratio:.0%} similar) is:\n"
+        f"{number_lines(region, best + 1)}"
     )
