@@ -139,6 +139,9 @@ class ToolSettings:
     max_calls_per_reply: int = setting(64, at_least(1))
     max_argument_bytes: int = setting(256 * 1024, at_least(1024))
     max_result_chars: int = setting(100_000, at_least(1000))
+    # Checkpoints of the work tree before each turn's first change (catbuddy undo / rewind).
+    checkpoints: bool = setting(True, boolean)
+    checkpoint_max_file_mb: int = setting(10, at_least(1))  # bigger files are left out (and named once)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
     ApprovalModeChanged,
+    CheckpointSaved,
     CompactionFinished,
     CompactionUndone,
     ContextStatus,
@@ -39,6 +40,7 @@ from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.checkpoints.manager import Checkpoints
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
@@ -90,6 +92,12 @@ class AgentLoop:
         self._mcp_failures_shown: set[str] = set()
         self._warned: set[str] = set()  # workspace warnings already shown
         self.registry = build_registry()
+        self.checkpoints = Checkpoints(
+            workspace.sessions_dir.parent,
+            workspace.work_root,
+            settings.tools.checkpoint_max_file_mb * 1_000_000,
+            enabled=settings.tools.checkpoints,
+        )
         self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
         self.provider = LazyProvider(settings, provider_factory)
         self.bus = EventBus(self._secrets)
@@ -133,6 +141,8 @@ class AgentLoop:
         else:
             self._create_session()
         await self._announce_safety()
+        if self.checkpoints.missing_git:
+            self.emit(Notice("git was not found: checkpoints are off, so turns cannot be undone.", "warning"))
         self._show_workspace_warnings(self.builder.build(self.channel).warnings)
         self.memory.start()
         if self.settings.mcp_servers:
@@ -302,6 +312,7 @@ class AgentLoop:
             bus=self.bus,
             approvals=self.approvals,
             secrets=self._secrets,
+            checkpoints=self.checkpoints,
         )
 
     def compaction(self) -> CompactionManager:
@@ -365,6 +376,7 @@ class AgentLoop:
         ctx = self.turn_context()
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
+        self.checkpoints.begin_turn(self.session_id, self.session.next_message_id)
         self.emit(TurnStarted(self._turns, text))
         try:
             outcome = await runner.run(text)
@@ -373,13 +385,23 @@ class AgentLoop:
             self.emit(TurnStopped(self._turns))
             outcome = TurnOutcome(TurnEndReason.STOPPED)
             if not self._stop_requested:
+                self.checkpoints.end_turn()  # a cancelled task cannot await: taken here, blocking
                 self._finish_turn(outcome)
                 raise
         except Exception as exc:  # the loop must survive anything a turn throws
             outcome = self._turn_failed(ctx, exc)
+        await self._checkpoint_turn()
         # A turn that ended with a plain answer ran nothing after its last call's prompt was built:
         # the status reuses it (the prompt is built once per model call, not again at the turn's end).
         self._finish_turn(outcome, runner.parts if outcome.reason is TurnEndReason.DONE else None)
+
+    async def _checkpoint_turn(self) -> None:
+        record = await asyncio.to_thread(self.checkpoints.end_turn)
+        if record is not None:
+            files = await asyncio.to_thread(
+                self.checkpoints.shadow.changed_between, record.before, record.after
+            )
+            self.emit(CheckpointSaved(record.id, record.message_id, len(files)))
 
     def _turn_failed(self, ctx: TurnContext, exc: Exception) -> TurnOutcome:
         """A known error (docs/architecture.md §14) says what happened and what to do; anything else is

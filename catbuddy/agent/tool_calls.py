@@ -188,6 +188,10 @@ class ToolCallBatch:
     async def _run_one(self, call: Call, args: dict[str, Any]) -> tuple[ToolResult, float]:
         tool = self.ctx.registry.get(call["function"]["name"])
         assert tool is not None
+        if not tool.read_only and self.ctx.checkpoints is not None:
+            # Before the turn's first call that may write: the checkpoint undo goes back to.
+            for text in await asyncio.to_thread(self.ctx.checkpoints.before_write):
+                self.ctx.bus.emit(Notice(text, "warning"))
         started = time.monotonic()
         # A write to a MEMORY.md keeps the previous version first (docs/architecture.md §13).
         memory_writes = await asyncio.to_thread(

@@ -13,7 +13,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
+from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history, without_rewound
+from catbuddy.session.records import MessageRecord
 from catbuddy.session.store import Session, SessionStore
 from catbuddy.session.usage import USAGE_KIND, SessionUsage, usage_of
 
@@ -56,7 +57,11 @@ class Conversation:
         return cls(
             session,
             history,
-            [HistoryEntry(record.id, record.message, record.meta) for record in loaded.messages],
+            [
+                HistoryEntry(record.id, record.message, record.meta)
+                for record in without_rewound(loaded.messages)
+                if isinstance(record, MessageRecord)
+            ],
             list(loaded.problems) + list(history.problems),
             resumed=True,
             usage=usage_of(loaded.records),

@@ -14,9 +14,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, MessageRecord, Record
+from catbuddy.session.records import (
+    CompactionRecord,
+    CompactionUndoRecord,
+    EventRecord,
+    MessageRecord,
+    Record,
+)
 
 SUMMARY_PREFIX = "[Previous conversation summary]: "
+REWIND_KIND = "conversation_rewound"  # an event record: the messages from ``to`` on no longer count
 
 
 @dataclass
@@ -64,8 +71,35 @@ def active_compactions(
     return active
 
 
+def _number(message_id: str) -> int:
+    digits = "".join(c for c in message_id if c.isdigit())
+    return int(digits) if digits else 0
+
+
+def without_rewound(records: Iterable[Record]) -> list[Record]:
+    """The records that still count after every rewind: a rewind drops the messages before it from its
+    ``to`` message on, and the compactions that folded any of them (the file itself only grows)."""
+    kept: list[Record] = []
+    for record in records:
+        if (
+            isinstance(record, EventRecord)
+            and record.kind == REWIND_KIND
+            and isinstance(record.data.get("to"), str)
+        ):
+            cut = _number(record.data["to"])
+            kept = [
+                r
+                for r in kept
+                if not (isinstance(r, MessageRecord) and _number(r.id) >= cut)
+                and not (isinstance(r, CompactionRecord) and _number(r.folded_through) >= cut)
+            ]
+            continue
+        kept.append(record)
+    return kept
+
+
 def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
-    records = list(records)
+    records = without_rewound(records)
     history = WorkingHistory()
     messages = [record for record in records if isinstance(record, MessageRecord)]
     active = active_compactions(records, history.problems)

@@ -57,6 +57,8 @@ SAMPLES: list[ev.Event] = [
     ev.ContextTooLong("maximum context length is 8192 tokens"),
     ev.CompactionAttemptFailed("the summary was longer than what it replaces", 2),
     ev.TurnEnded(ev.TurnEndReason.STOPPED, "partial", 2),
+    ev.CheckpointSaved("t1", "m000001", 3),
+    ev.FilesRestored("undo", ["t1"], ["a.py", "made.txt"], ["notes.txt"]),
 ]
 
 

@@ -39,7 +39,7 @@ def test_the_records_are_the_stop_error_governance_approval_usage_and_setting_ev
     kinds = {cls.kind for cls in ev.EVENT_TYPES.values() if cls.record}
     assert kinds == {
         "approval_resolved", "usage", "governance", "error", "model", "approval_mode", "stop",
-        "iteration_cap", "context_length_exceeded", "compaction_failed",
+        "iteration_cap", "context_length_exceeded", "compaction_failed", "checkpoint", "files_restored",
     }  # fmt: skip
 
 
