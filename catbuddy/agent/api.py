@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing this seam must not pull in the 
         DreamChoice,
         LoopState,
     )
+    from catbuddy.checkpoints.manager import Restore
     from catbuddy.context.governance.report import ContextReport
     from catbuddy.memory.dream import DreamResult
     from catbuddy.session.history import HistoryEntry
@@ -83,3 +84,11 @@ class Agent(Protocol):
     async def new_session(self) -> None: ...
 
     async def resume(self, session_id: str) -> None: ...
+
+    async def plan_restore(self, action: str, message_id: str | None = None) -> Restore | None: ...
+
+    async def restore_files(self, restore: Restore, action: str, *, overwrite: bool = False) -> list[str]: ...
+
+    async def rewind_conversation(self, message_id: str) -> int: ...
+
+    async def fork(self, at: str | None = None) -> str: ...

@@ -27,6 +27,7 @@ from catbuddy.agent.events import (
     DreamChoice,
     ErrorOccurred,
     Event,
+    FilesRestored,
     LoopState,
     ModelChanged,
     Notice,
@@ -40,7 +41,7 @@ from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
-from catbuddy.checkpoints.manager import Checkpoints
+from catbuddy.checkpoints.manager import Checkpoints, Restore
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
@@ -52,7 +53,8 @@ from catbuddy.memory.dream import DreamResult
 from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
-from catbuddy.session.history import HistoryEntry
+from catbuddy.session.fork import FORKED_KIND, fork_session
+from catbuddy.session.history import REWIND_KIND, HistoryEntry, message_number
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.registry import edit_tools_for, offer_edit_tools
@@ -498,6 +500,46 @@ class AgentLoop:
 
     def memory_status(self) -> dict[str, Any]:
         return self.memory.status()
+
+    # --- undo, redo, rewind, fork (docs/architecture.md §16) ------------------------------------------
+
+    async def plan_restore(self, action: str, message_id: str | None = None) -> Restore | None:
+        """What /undo, /redo or /rewind (to just before ``message_id``) would put back in this session;
+        None when there is nothing to undo or redo."""
+        if action == "undo":
+            return await asyncio.to_thread(self.checkpoints.plan_undo, self.session_id)
+        if action == "redo":
+            return await asyncio.to_thread(self.checkpoints.plan_redo, self.session_id)
+        if message_id is None:
+            raise ValueError("a rewind needs the message to go back to")
+        return await asyncio.to_thread(self.checkpoints.plan_rewind, self.session_id, message_id)
+
+    async def restore_files(self, restore: Restore, action: str, *, overwrite: bool = False) -> list[str]:
+        """Put the planned files back (conflicts too when ``overwrite``); recorded in the session."""
+        paths = await asyncio.to_thread(
+            self.checkpoints.apply, restore, undo=action != "redo", overwrite_conflicts=overwrite
+        )
+        kept = [p for p in restore.conflicts if p not in paths]
+        self.emit(FilesRestored(action, [t.id for t in restore.turns], paths, kept))
+        return paths
+
+    async def rewind_conversation(self, message_id: str) -> int:
+        """The conversation ends just before ``message_id`` (a record; the file only grows); returns
+        how many messages the working history holds now."""
+        self.session.append_event(REWIND_KIND, to=message_id)
+        history = await asyncio.to_thread(self.conversation.reload_history)
+        cut = message_number(message_id)
+        self.conversation.transcript = [e for e in self.conversation.transcript if message_number(e.id) < cut]
+        return len(history.entries)
+
+    async def fork(self, at: str | None = None) -> str:
+        """A new session with this one's history (before message ``at``, if given); its id. The loop
+        stays on this session: resume the fork to continue it."""
+        new_id = await asyncio.to_thread(
+            fork_session, self.store, self.session.path, self.workspace.work_root, at
+        )
+        self.session.append_event(FORKED_KIND, role="source", fork=new_id, at=at or "")
+        return new_id
 
     async def new_session(self) -> None:
         await self.stop()

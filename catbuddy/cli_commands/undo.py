@@ -13,13 +13,13 @@ from catbuddy.checkpoints.manager import Checkpoints, Restore
 from catbuddy.checkpoints.shadow import CheckpointError
 from catbuddy.config import Settings
 from catbuddy.errors import CatbuddyError
-from catbuddy.session.history import REWIND_KIND, active_compactions, without_rewound
-from catbuddy.session.records import CompactionRecord, MessageRecord
+from catbuddy.session.fork import FORKED_KIND, fork_session
+from catbuddy.session.history import REWIND_KIND, without_rewound
+from catbuddy.session.records import MessageRecord
 from catbuddy.session.store import SESSION_SUFFIX, SessionLocked, SessionStore
 from catbuddy.workspace import Workspace
 
 RESTORED_KIND = "files_restored"  # the event record FilesRestored writes (agent/events.py)
-FORKED_KIND = "session_forked"
 
 
 class UndoError(CatbuddyError):
@@ -187,37 +187,15 @@ def rewind(
 
 def fork(workspace: Workspace, session_id: str, at: str | None = None) -> str:
     """A new session carrying ``session_id``'s history (before message ``at``, if given); its id."""
-    from catbuddy.session.records import read_session_file
-
     store = SessionStore(workspace.sessions_dir)
     path = store.find(session_id)
-    source_id = path.name.removesuffix(SESSION_SUFFIX)
-    loaded = read_session_file(path)
-    records = without_rewound(loaded.records)
-    messages = [r for r in records if isinstance(r, MessageRecord)]
-    if at is not None and at not in {m.id for m in messages}:
-        raise UndoError(f"{at} is not a message of session {source_id}.", "Ids look like m000003.")
-    active = {c.id for c in active_compactions(records)}
-    model = loaded.meta.model if loaded.meta else ""
-    fork_session = store.create(workspace.work_root, model or "")
-    new_ids: dict[str, str] = {}
-    try:
-        with fork_session.group():
-            for record in records:
-                if isinstance(record, MessageRecord):
-                    if at is not None and record.id == at:
-                        break
-                    new_ids[record.id] = fork_session.append_message(record.message, record.meta)
-                elif (
-                    isinstance(record, CompactionRecord)
-                    and record.id in active
-                    and record.folded_through in new_ids
-                ):
-                    fork_session.append_compaction(
-                        record.summary, new_ids[record.folded_through], **record.extra
-                    )
-            fork_session.append_event(FORKED_KIND, source=source_id, at=at or "", role="fork")
-    finally:
-        fork_session.close()
-    _append_event(workspace, source_id, FORKED_KIND, fork=fork_session.id, at=at or "", role="source")
-    return fork_session.id
+    new_id = fork_session(store, path, workspace.work_root, at)
+    _append_event(
+        workspace,
+        path.name.removesuffix(SESSION_SUFFIX),
+        FORKED_KIND,
+        role="source",
+        fork=new_id,
+        at=at or "",
+    )
+    return new_id

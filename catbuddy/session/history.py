@@ -71,7 +71,8 @@ def active_compactions(
     return active
 
 
-def _number(message_id: str) -> int:
+def message_number(message_id: str) -> int:
+    """``m000042`` -> 42 (message ids grow with each message, rewound or not)."""
     digits = "".join(c for c in message_id if c.isdigit())
     return int(digits) if digits else 0
 
@@ -86,12 +87,12 @@ def without_rewound(records: Iterable[Record]) -> list[Record]:
             and record.kind == REWIND_KIND
             and isinstance(record.data.get("to"), str)
         ):
-            cut = _number(record.data["to"])
+            cut = message_number(record.data["to"])
             kept = [
                 r
                 for r in kept
-                if not (isinstance(r, MessageRecord) and _number(r.id) >= cut)
-                and not (isinstance(r, CompactionRecord) and _number(r.folded_through) >= cut)
+                if not (isinstance(r, MessageRecord) and message_number(r.id) >= cut)
+                and not (isinstance(r, CompactionRecord) and message_number(r.folded_through) >= cut)
             ]
             continue
         kept.append(record)
