@@ -105,3 +105,48 @@ def test_redo_puts_the_turn_back_and_the_session_records_both(cli, scripted_llm,
     kinds = [(e["kind"], e.get("action")) for e in events if e.get("type") == "event"]
     assert ("checkpoint", None) in kinds
     assert kinds[-2:] == [("files_restored", "undo"), ("files_restored", "redo")]
+
+
+def session_of(project: Path):
+    [info] = SessionStore(Workspace.at(project, default_home()).sessions_dir).list()
+    return info
+
+
+def test_rewind_restores_files_and_the_resumed_session_forgets_the_turn(cli, scripted_llm, project):
+    repository_with_uncommitted_work(project)
+    before = files(project)
+    destructive_turn(scripted_llm)
+    assert cli("run", "tidy up").returncode == 0
+    session = session_of(project).id
+
+    done = cli("rewind", "--session", session, "--to", "m000001")
+
+    assert done.returncode == 0, done.stderr
+    assert files(project) == before
+    scripted_llm.push(Reply.text("hello again"))
+    assert cli("run", "--resume", session, "start over").returncode == 0
+    users = [str(m["content"]) for m in scripted_llm.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[-1].startswith("start over") and not any(u.startswith("tidy up") for u in users)
+
+
+def test_rewind_of_an_unknown_message_exits_1_and_changes_nothing(cli, scripted_llm, project):
+    repository_with_uncommitted_work(project)
+    destructive_turn(scripted_llm)
+    assert cli("run", "tidy up").returncode == 0
+    after = files(project)
+    done = cli("rewind", "--session", session_of(project).id, "--to", "m000099")
+    assert done.returncode == 1 and "m000099" in done.stderr and "Traceback" not in done.stderr
+    assert files(project) == after
+
+
+def test_sessions_fork_starts_a_session_with_the_history(cli, scripted_llm, project):
+    scripted_llm.push(Reply.text("first answer"))
+    assert cli("run", "first question").returncode == 0
+    source = session_of(project).id
+
+    done = cli("sessions", "fork", source)
+
+    assert done.returncode == 0, done.stderr
+    infos = SessionStore(Workspace.at(project, default_home()).sessions_dir).list()
+    fork = next(i for i in infos if i.id != source)
+    assert fork.id in done.stdout and fork.message_count == 2
