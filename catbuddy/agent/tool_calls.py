@@ -192,6 +192,7 @@ class ToolCallBatch:
             # Before the turn's first call that may write: the checkpoint undo goes back to.
             for text in await asyncio.to_thread(self.ctx.checkpoints.before_write):
                 self.ctx.bus.emit(Notice(text, "warning"))
+            self.ctx.checkpoints.note_writes(await asyncio.to_thread(tool.writes, args, self.ctx.tools))
         started = time.monotonic()
         # A write to a MEMORY.md keeps the previous version first (docs/architecture.md §13).
         memory_writes = await asyncio.to_thread(

@@ -46,12 +46,17 @@ class Checkpoints:
         self._message_id = ""
         self._before: Snapshot | None = None
         self._failed = False
+        # Files this turn's calls said they write; None until one says, or once a call could write
+        # anything (a command): then the capture after the turn scans the whole tree.
+        self._touched: set[str] | None = None
+        self._noted = False
 
     # --- turns --------------------------------------------------------------------------------------
 
     def begin_turn(self, session: str, message_id: str) -> None:
         self._session, self._message_id = session, message_id
         self._before, self._failed = None, False
+        self._touched, self._noted = None, False
 
     def before_write(self) -> list[str]:
         """Capture the work tree once per turn, before its first write; returns what to tell the user."""
@@ -65,13 +70,29 @@ class Checkpoints:
             return [f"No checkpoint could be taken ({exc}); this turn cannot be undone."]
         return self._skipped_notice(self._before.skipped)
 
+    def note_writes(self, paths: list[Path] | None) -> None:
+        """A call of this turn writes ``paths`` (None: it could write anything, like a command): the
+        capture after the turn then hashes just those files instead of scanning the tree."""
+        if not self._noted:
+            self._noted, self._touched = True, set()
+        if self._touched is None:
+            return
+        if paths is None:
+            self._touched = None
+            return
+        root = self.shadow.work_root
+        for path in paths:
+            if path.is_relative_to(root) and path != root:
+                self._touched.add(str(path.relative_to(root)))
+
     def end_turn(self) -> TurnRecord | None:
         """Capture the work tree after the turn; journal the turn when it changed files."""
         before, self._before = self._before, None
         if before is None:
             return None
+        touched, self._touched, self._noted = self._touched, None, False
         try:
-            after = self.shadow.snapshot()
+            after = self.shadow.snapshot(sorted(touched) if touched is not None else None)
             if after.tree == before.tree:
                 return None
             return self.journal.add_turn(self._session, self._message_id, before.tree, after.tree)

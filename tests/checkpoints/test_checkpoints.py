@@ -161,3 +161,27 @@ def test_without_git_checkpoints_are_off(tmp_path, repo, monkeypatch):
     assert not cp.enabled and cp.missing_git
     cp.begin_turn("s1", "m000001")
     assert cp.before_write() == [] and cp.end_turn() is None
+
+
+def test_a_turn_of_file_tools_hashes_just_their_files(tmp_path, repo):
+    cp = checkpoints(tmp_path, repo)
+    cp.begin_turn("s1", "m000001")
+    cp.before_write()
+    cp.note_writes([repo / "README.md"])
+    (repo / "README.md").write_text("by the agent's edit_file\n")
+    (repo / "other.txt").write_text("by the user, meanwhile\n")
+    cp.end_turn()
+    restore = cp.plan_undo()
+    assert restore is not None and restore.paths == ["README.md"]  # the user's file is not the turn's
+
+
+def test_a_command_in_the_turn_makes_the_capture_scan_the_tree(tmp_path, repo):
+    cp = checkpoints(tmp_path, repo)
+    cp.begin_turn("s1", "m000001")
+    cp.before_write()
+    cp.note_writes([repo / "README.md"])
+    cp.note_writes(None)  # exec: it could write anything
+    sh(repo, "echo made > made.txt")
+    cp.end_turn()
+    restore = cp.plan_undo()
+    assert restore is not None and restore.paths == ["made.txt"]
