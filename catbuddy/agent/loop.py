@@ -501,7 +501,7 @@ class AgentLoop:
     def memory_status(self) -> dict[str, Any]:
         return self.memory.status()
 
-    # --- undo, redo, rewind, fork (docs/architecture.md §16) ------------------------------------------
+    # --- undo, redo, rewind, fork (docs/architecture.md §15) ------------------------------------------
 
     async def plan_restore(self, action: str, message_id: str | None = None) -> Restore | None:
         """What /undo, /redo or /rewind (to just before ``message_id``) would put back in this session;

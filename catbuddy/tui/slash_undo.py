@@ -1,4 +1,4 @@
-"""/undo, /redo, /rewind and /fork in the app (a mixin of the slash commands; docs/architecture.md §16).
+"""/undo, /redo, /rewind and /fork in the app (a mixin of the slash commands; docs/architecture.md §15).
 
 Before files change, the app shows which ones will and asks; a file the user changed since the turn is
 marked, and the user chooses to overwrite it, keep it, or cancel.

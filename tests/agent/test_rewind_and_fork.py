@@ -1,5 +1,5 @@
 """/undo, /rewind and /fork through the loop: what the session file records and what the next request
-sends (docs/architecture.md §16)."""
+sends (docs/architecture.md §15)."""
 
 from __future__ import annotations
 
