@@ -106,6 +106,7 @@ class AgentLoop:
         self.bus.set_recorder(self._record)
         self.approvals = ApprovalBroker()
         self.queued: list[str] = []
+        self._notes_for_model: list[str] = []  # told with the next user message (after /undo, /redo)
         self._conversation: Conversation | None = None
         self._compaction = CompactionState()
         self._turn_task: asyncio.Task[None] | None = None
@@ -375,6 +376,9 @@ class AgentLoop:
     async def _one_turn(self, text: str) -> None:
         self._turns += 1
         self._stop_requested = False
+        if self._notes_for_model:  # what changed outside the conversation since the last turn
+            text = text + "\n\n" + "\n".join(self._notes_for_model)
+            self._notes_for_model = []
         ctx = self.turn_context()
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
@@ -521,6 +525,14 @@ class AgentLoop:
         )
         kept = [p for p in restore.conflicts if p not in paths]
         self.emit(FilesRestored(action, [t.id for t in restore.turns], paths, kept))
+        if paths:  # the history still shows the edits: the model must not assume they are there
+            shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+            when = "after" if action == "redo" else "before"
+            turns = ", ".join(t.id for t in restore.turns)
+            self._notes_for_model.append(
+                f"[catbuddy: the user ran /{action}; these files are back as they were {when} turn {turns}: "
+                f"{shown}. Read a file again before editing it.]"
+            )
         return paths
 
     async def rewind_conversation(self, message_id: str) -> int:

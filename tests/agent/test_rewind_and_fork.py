@@ -50,6 +50,13 @@ async def test_undo_in_the_app_restores_the_latest_turn_and_records_it(workspace
     [restored] = events.of(FilesRestored)
     assert restored.action == "undo" and restored.turns == ["t2"]
     assert events_of(loop.session.path, "files_restored")[0]["paths"] == ["b.txt"]
+    scripted_llm.push(Reply.text("noted"))
+    await loop.run_turn("go on")
+    last_user = str(scripted_llm.requests[-1]["messages"][-1]["content"])
+    assert (
+        last_user.startswith("go on")
+        and "/undo; these files are back as they were before turn t2: b.txt." in last_user
+    )
 
 
 async def test_rewind_restores_files_and_the_next_request_ends_before_the_message(
