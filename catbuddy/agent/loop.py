@@ -99,6 +99,7 @@ class AgentLoop:
             workspace.work_root,
             settings.tools.checkpoint_max_file_mb * 1_000_000,
             enabled=settings.tools.checkpoints,
+            home=workspace.home,
         )
         self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
         self.provider = LazyProvider(settings, provider_factory)

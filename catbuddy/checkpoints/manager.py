@@ -36,8 +36,16 @@ class Restore:
 
 
 class Checkpoints:
-    def __init__(self, project_dir: Path, work_root: Path, max_file_bytes: int, enabled: bool = True) -> None:
-        self.shadow = ShadowRepo(project_dir / SHADOW_DIR, work_root, max_file_bytes)
+    def __init__(
+        self,
+        project_dir: Path,
+        work_root: Path,
+        max_file_bytes: int,
+        enabled: bool = True,
+        home: Path | None = None,
+    ) -> None:
+        excluded = (home,) if home is not None else ()
+        self.shadow = ShadowRepo(project_dir / SHADOW_DIR, work_root, max_file_bytes, excluded)
         self.journal = Journal(project_dir / SHADOW_DIR / JOURNAL_FILE)
         self.enabled = enabled and git_available()
         self.missing_git = enabled and not self.enabled

@@ -59,10 +59,15 @@ def blob_id(data: bytes) -> str:
 
 
 class ShadowRepo:
-    def __init__(self, git_dir: Path, work_root: Path, max_file_bytes: int) -> None:
+    def __init__(
+        self, git_dir: Path, work_root: Path, max_file_bytes: int, exclude: tuple[Path, ...] = ()
+    ) -> None:
         self.git_dir = git_dir
         self.work_root = work_root
         self.max_file_bytes = max_file_bytes
+        # Folders inside the work root that are never captured nor restored: catbuddy's home when it
+        # lives there (sessions, this very repository).
+        self.exclude = tuple(p for p in (*exclude, git_dir) if p.is_relative_to(work_root) and p != work_root)
         self._last_tree: str | None = None  # the index's tree after this object's last snapshot
 
     # --- running git ------------------------------------------------------------------------------
@@ -111,6 +116,13 @@ class ShadowRepo:
         self.git("config", "core.untrackedCache", "true")
         self.git("config", "index.version", "4")  # a smaller index to read and write on every snapshot
         self.git("config", "core.splitIndex", "true")
+        if self.exclude:
+            info = self.git_dir / "info"
+            info.mkdir(parents=True, exist_ok=True)
+            with (info / "exclude").open("a", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.writelines(
+                    "/" + _escape(str(p.relative_to(self.work_root))) + "/\n" for p in self.exclude
+                )
 
     # --- snapshots --------------------------------------------------------------------------------
 

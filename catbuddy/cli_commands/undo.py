@@ -39,6 +39,7 @@ def checkpoints_for(workspace: Workspace, settings: Settings) -> Checkpoints:
         workspace.work_root,
         settings.tools.checkpoint_max_file_mb * 1_000_000,
         enabled=settings.tools.checkpoints,
+        home=workspace.home,
     )
 
 

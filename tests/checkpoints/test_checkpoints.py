@@ -185,3 +185,19 @@ def test_a_command_in_the_turn_makes_the_capture_scan_the_tree(tmp_path, repo):
     cp.end_turn()
     restore = cp.plan_undo()
     assert restore is not None and restore.paths == ["made.txt"]
+
+
+def test_catbuddys_home_inside_the_work_root_is_never_captured(tmp_path):
+    root = tmp_path / "everything"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    home = root / ".catbuddy-home"
+    cp = Checkpoints(home / "projects" / "p", root, 1_000_000, home=home)
+    cp.begin_turn("s1", "m000001")
+    cp.before_write()
+    (root / "a.txt").write_text("b\n")
+    (home / "projects" / "p" / "sessions").mkdir(parents=True)
+    (home / "projects" / "p" / "sessions" / "s1.jsonl").write_text("{}\n")
+    cp.end_turn()
+    restore = cp.plan_undo()
+    assert restore is not None and restore.paths == ["a.txt"]
