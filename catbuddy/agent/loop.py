@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from typing import Any
 
 from catbuddy.agent.approval_broker import ApprovalBroker
@@ -147,6 +148,9 @@ class AgentLoop:
         await self._announce_safety()
         if self.checkpoints.missing_git:
             self.emit(Notice("git was not found: checkpoints are off, so turns cannot be undone.", "warning"))
+        elif self.checkpoints.enabled and self.channel == "tui":
+            # A daemon thread: quitting never waits for it (the git it runs finishes on its own).
+            threading.Thread(target=self.checkpoints.warm_up, name="checkpoint-warm-up", daemon=True).start()
         self._show_workspace_warnings(self.builder.build(self.channel).warnings)
         self.memory.start()
         if self.settings.mcp_servers:

@@ -13,6 +13,7 @@ Everything here blocks: callers run it in a thread.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +59,10 @@ class Checkpoints:
         # anything (a command): then the capture after the turn scans the whole tree.
         self._touched: set[str] | None = None
         self._noted = False
+        self._lock = (
+            threading.Lock()
+        )  # one git at a time on the shadow's index (warm_up runs in the background)
+        self._warm_skipped: list[str] = []
 
     # --- turns --------------------------------------------------------------------------------------
 
@@ -66,17 +71,30 @@ class Checkpoints:
         self._before, self._failed = None, False
         self._touched, self._noted = None, False
 
+    def warm_up(self) -> None:
+        """The first capture of a project hashes every file once (seconds on a large tree): the app does
+        it in the background at start, so the first turn that writes does not wait for it."""
+        if not self.enabled:
+            return
+        with self._lock:
+            try:
+                self._warm_skipped = self.shadow.snapshot().skipped
+            except (CheckpointError, OSError) as exc:
+                log.info("checkpoint warm-up failed: %s", exc)
+
     def before_write(self) -> list[str]:
         """Capture the work tree once per turn, before its first write; returns what to tell the user."""
         if not self.enabled or self._before is not None or self._failed:
             return []
-        try:
-            self._before = self.shadow.snapshot()
-        except (CheckpointError, OSError) as exc:
-            self._failed = True
-            log.warning("checkpoint failed: %s", exc)
-            return [f"No checkpoint could be taken ({exc}); this turn cannot be undone."]
-        return self._skipped_notice(self._before.skipped)
+        with self._lock:
+            try:
+                self._before = self.shadow.snapshot()
+            except (CheckpointError, OSError) as exc:
+                self._failed = True
+                log.warning("checkpoint failed: %s", exc)
+                return [f"No checkpoint could be taken ({exc}); this turn cannot be undone."]
+            skipped, self._warm_skipped = [*self._warm_skipped, *self._before.skipped], []
+        return self._skipped_notice(skipped)
 
     def note_writes(self, paths: list[Path] | None) -> None:
         """A call of this turn writes ``paths`` (None: it could write anything, like a command): the
@@ -100,7 +118,8 @@ class Checkpoints:
             return None
         touched, self._touched, self._noted = self._touched, None, False
         try:
-            after = self.shadow.snapshot(sorted(touched) if touched is not None else None)
+            with self._lock:
+                after = self.shadow.snapshot(sorted(touched) if touched is not None else None)
             if after.tree == before.tree:
                 return None
             return self.journal.add_turn(self._session, self._message_id, before.tree, after.tree)

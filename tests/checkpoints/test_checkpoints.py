@@ -201,3 +201,12 @@ def test_catbuddys_home_inside_the_work_root_is_never_captured(tmp_path):
     cp.end_turn()
     restore = cp.plan_undo()
     assert restore is not None and restore.paths == ["a.txt"]
+
+
+def test_the_warm_up_does_the_first_capture_and_its_exclusions_are_still_said(tmp_path, repo):
+    (repo / "huge.bin").write_bytes(b"x" * 2_000)
+    cp = checkpoints(tmp_path, repo, max_bytes=1_000)
+    cp.warm_up()
+    cp.begin_turn("s1", "m000001")
+    [notice] = cp.before_write()
+    assert "huge.bin" in notice
