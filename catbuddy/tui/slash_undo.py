@@ -6,6 +6,7 @@ marked, and the user chooses to overwrite it, keep it, or cancel.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -41,7 +42,11 @@ class UndoCommands(App[str | None]):
     async def _pick(self, title: str, choices: list[tuple[str, str]]) -> str | None:
         from catbuddy.tui.screens.choice import ChoicePicker
 
-        return await self.push_screen_wait(ChoicePicker(title, choices, None))
+        previous = getattr(self, "_undo_picker", None)
+        while previous is not None and previous.is_attached:  # the previous question is still closing
+            await asyncio.sleep(0.01)
+        picker = self._undo_picker = ChoicePicker(title, choices, None)
+        return await self.push_screen_wait(picker)
 
     async def _confirm_restore(self, restore: Restore, verb: str) -> str | None:
         """APPLY / OVERWRITE / KEEP, or None to cancel, after showing the files."""
