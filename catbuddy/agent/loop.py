@@ -218,9 +218,14 @@ class AgentLoop:
         self._set_conversation(conversation)
         for problem in conversation.problems:
             self.emit(Notice(f"Session {conversation.id}: {problem}", "warning"))
+        for restored in conversation.restores_since:  # e.g. `catbuddy undo` while the session was closed
+            self._note_restored(
+                str(restored.get("action", "undo")), list(restored["paths"]), restored.get("turns", [])
+            )
 
     def _set_conversation(self, conversation: Conversation) -> None:
         self._conversation = conversation
+        self._notes_for_model = []  # a note belongs to the session it was made in
         self._compaction = CompactionState()
         self.tool_context.session_id = conversation.id  # what `recall` searches
         self.emit(
@@ -530,15 +535,18 @@ class AgentLoop:
         )
         kept = [p for p in restore.conflicts if p not in paths]
         self.emit(FilesRestored(action, [t.id for t in restore.turns], paths, kept))
-        if paths:  # the history still shows the edits: the model must not assume they are there
-            shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
-            when = "after" if action == "redo" else "before"
-            turns = ", ".join(t.id for t in restore.turns)
-            self._notes_for_model.append(
-                f"[catbuddy: the user ran /{action}; these files are back as they were {when} turn {turns}: "
-                f"{shown}. Read a file again before editing it.]"
-            )
+        if paths:
+            self._note_restored(action, paths, [t.id for t in restore.turns])
         return paths
+
+    def _note_restored(self, action: str, paths: list[str], turns: list[str]) -> None:
+        """The history still shows the undone edits: the next user message tells the model."""
+        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+        when = "after" if action == "redo" else "before"
+        self._notes_for_model.append(
+            f"[catbuddy: the user ran {action}; these files are back as they were {when} turn "
+            f"{', '.join(turns)}: {shown}. Read a file again before editing it.]"
+        )
 
     async def rewind_conversation(self, message_id: str) -> int:
         """The conversation ends just before ``message_id`` (a record; the file only grows); returns

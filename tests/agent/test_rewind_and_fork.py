@@ -55,7 +55,7 @@ async def test_undo_in_the_app_restores_the_latest_turn_and_records_it(workspace
     last_user = str(scripted_llm.requests[-1]["messages"][-1]["content"])
     assert (
         last_user.startswith("go on")
-        and "/undo; these files are back as they were before turn t2: b.txt." in last_user
+        and "ran undo; these files are back as they were before turn t2: b.txt." in last_user
     )
 
 

@@ -66,6 +66,11 @@ def test_undo_brings_back_the_work_git_reset_hard_destroyed(cli, scripted_llm, p
     assert files(project) == {**before, "notes.txt": "the user's own change after the turn\n"}
     assert "app.py" in undone.stdout and "made.txt" in undone.stdout
     assert "notes.txt" not in undone.stdout
+    # The model hears of it with the next message of the session.
+    scripted_llm.push(Reply.text("ok"))
+    assert cli("run", "--continue", "go on").returncode == 0
+    told = str(scripted_llm.requests[-1]["messages"][-1]["content"])
+    assert told.startswith("go on") and "ran undo; these files are back as they were before turn t1" in told
     # The user's repository got no stash, branch or commit from catbuddy.
     assert git(project, "stash", "list") == "" and len(git(project, "for-each-ref").splitlines()) == 1
 
