@@ -140,9 +140,7 @@ ApprovalOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 SandboxOption = Annotated[
     str | None,
-    typer.Option(
-        "--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."
-    ),
+    typer.Option("--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."),
 ]
 TrustOption = Annotated[
     bool,
@@ -177,12 +175,7 @@ def main_callback(
     ] = False,
 ) -> None:
     ctx.obj = GlobalOptions(
-        cwd=cwd,
-        model=model,
-        base_url=base_url,
-        approval=approval,
-        sandbox=sandbox,
-        trust_project=trust_project,
+        cwd=cwd, model=model, base_url=base_url, approval=approval, sandbox=sandbox, trust_project=trust_project
     )
     if ctx.invoked_subcommand is not None:
         from catbuddy.logs import log_to_stderr
@@ -204,9 +197,7 @@ def _log_model_calls(workspace: Workspace) -> None:
 
 
 @app.command()
-def demo(
-    inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False,
-) -> None:
+def demo(inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False) -> None:
     """Try catbuddy without a key: the app against a scripted model, in a temporary folder."""
     from catbuddy.cli_commands.demo import run_demo
 
@@ -373,14 +364,9 @@ def run(
     if as_json and stream_json:
         raise fail("use either --json or --stream-json, not both", EXIT_USAGE)
     if approvals_from_stdin and not stream_json:
-        raise fail(
-            "--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE
-        )
+        raise fail("--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE)
     if approvals_from_stdin and (prompt is None or prompt == "-"):
-        raise fail(
-            "with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers",
-            EXIT_USAGE,
-        )
+        raise fail("with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers", EXIT_USAGE)
     checked_session_id(resume, "--resume")
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():

@@ -44,9 +44,5 @@ def _strip(lines: list[str]) -> str:
     text = _COMMENT.sub(_GONE, "".join(lines))
     if _GONE not in text:
         return text
-    kept = [
-        line
-        for line in text.splitlines(keepends=True)
-        if line.replace(_GONE, "").strip() or _GONE not in line
-    ]
+    kept = [line for line in text.splitlines(keepends=True) if line.replace(_GONE, "").strip() or _GONE not in line]
     return _BLANK_RUN.sub("\n\n", "".join(kept).replace(_GONE, ""))

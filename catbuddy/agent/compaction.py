@@ -87,16 +87,12 @@ class CompactionManager:
         return bool(entries) and entries[-1].id == self.state.compacted_through
 
     def _plan(self) -> CompactionPlan | None:
-        return plan_compaction(
-            self.ctx.conversation.history.entries, self.ctx.settings.context.compact_keep_recent
-        )
+        return plan_compaction(self.ctx.conversation.history.entries, self.ctx.settings.context.compact_keep_recent)
 
     # --- triggers -------------------------------------------------------------------------------
 
     def due_by_messages(self) -> bool:
-        return (
-            len(self.ctx.conversation.history.entries) > self.ctx.settings.context.compact_message_threshold
-        )
+        return len(self.ctx.conversation.history.entries) > self.ctx.settings.context.compact_message_threshold
 
     def due(self, parts: RequestParts | None = None) -> str | None:
         """Why auto-compaction should run now, or None."""
@@ -236,14 +232,7 @@ class CompactionManager:
             "`/compact undo` or `catbuddy compact --undo` brings them back."
         )
         event = CompactionFinished(
-            True,
-            len(plan.fold),
-            tokens_before,
-            tokens_after,
-            summary_tokens,
-            text,
-            outcome.summary,
-            record_id,
+            True, len(plan.fold), tokens_before, tokens_after, summary_tokens, text, outcome.summary, record_id
         )
         ctx.bus.emit(event)
         return event
@@ -366,10 +355,7 @@ class CompactionManager:
         return request if compactor.live_fits(governed.size.tokens, request) else None
 
     def _prose_target(self, compactor: Compactor, replaced: int) -> int:
-        return min(
-            compactor.target_tokens(replaced),
-            max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * PROSE_BUDGET_SHARE)),
-        )
+        return min(compactor.target_tokens(replaced), max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * PROSE_BUDGET_SHARE)))
 
     def _carried_tokens(self, configured: int) -> int:
         share = max(MIN_CARRIED_TOKENS, int(self.ctx.budget.limit * CARRIED_BUDGET_SHARE))
@@ -385,9 +371,7 @@ class CompactionManager:
 
         async def summarize(messages: list[dict[str, Any]], max_tokens: int, **options: Any) -> str:
             provider = await ctx.provider.get()
-            response = await provider.complete(
-                model=model, messages=messages, max_tokens=max_tokens, **options
-            )
+            response = await provider.complete(model=model, messages=messages, max_tokens=max_tokens, **options)
             return str(response.message.get("content") or "")
 
         # The summary request goes to ``model``: count with its tokenizer and hold it to its own
@@ -428,6 +412,8 @@ def describe_undo(voided: str, history: WorkingHistory) -> str:
     """What an undo did, in the words the TUI and the CLI both use."""
     now = f"compaction {history.summary_id}'s summary and " if history.summary_id else ""
     further = (
-        "/compact undo again walks back further." if history.summary_id else "No compaction is left in force."
+        "/compact undo again walks back further."
+        if history.summary_id
+        else "No compaction is left in force."
     )
     return f"Undid compaction {voided}: the working history is back to {now}{len(history.entries)} messages. {further}"

@@ -492,9 +492,7 @@ class AgentLoop:
     async def undo_compaction(self) -> CompactionUndone:
         """`/compact undo`: void the latest compaction in force; the history is rebuilt as it was before it."""
         if (self._turn_task is not None and not self._turn_task.done()) or self.state is not LoopState.IDLE:
-            event = CompactionUndone(
-                False, "Busy: /compact undo once the turn or compaction has ended (or /stop)."
-            )
+            event = CompactionUndone(False, "Busy: /compact undo once the turn or compaction has ended (or /stop).")
             self.emit(event)
             return event
         result = await self.compaction().undo()

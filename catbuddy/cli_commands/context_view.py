@@ -125,11 +125,7 @@ class ContextView:
             summary = self.governed.report.summary() or "nothing to change"
             parts += ["", "=== Governance report ===", summary]
             report = self.governed.report
-            before = (
-                f"{report.tokens_before:,}"
-                if report.tokens_before_exact
-                else f"~{report.tokens_before:,} (estimated)"
-            )
+            before = f"{report.tokens_before:,}" if report.tokens_before_exact else f"~{report.tokens_before:,} (estimated)"
             parts.append(
                 f"tokens {before} → {report.tokens_after:,} (calibrated {report.calibrated_after:,}) "
                 f"of a {report.budget:,}-token budget"
@@ -223,9 +219,7 @@ def build_view(
         )
         size = governed.size
     else:  # the fixed part alone: shown even when it is too big to send
-        size = measure_request(
-            counter, system_prompt=prompt.text, tools=tools, calibration=calibration.factor
-        )
+        size = measure_request(counter, system_prompt=prompt.text, tools=tools, calibration=calibration.factor)
     report = context_report(
         settings=settings,
         model=model,

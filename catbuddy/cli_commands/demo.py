@@ -29,8 +29,8 @@ DEMO_FILES = {
     "README.md": "# tally\n\nA tiny word counter, here so the demo has a project to look at.\n\n"
     "Run it: `python tally.py FILE`\n",
     "tally.py": 'import sys\n\n\ndef count_words(text: str) -> int:\n    """Words separated by whitespace."""\n'
-    '    return len(text.split())\n\n\nif __name__ == "__main__":\n'
-    '    print(count_words(open(sys.argv[1], encoding="utf-8").read()))\n',
+    "    return len(text.split())\n\n\nif __name__ == \"__main__\":\n"
+    "    print(count_words(open(sys.argv[1], encoding=\"utf-8\").read()))\n",
 }
 FAREWELL = (
     "The demo is over and its temporary folder removed; your config and sessions were not touched.\n"

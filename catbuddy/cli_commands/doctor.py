@@ -67,15 +67,9 @@ def diagnose(workspace: Workspace, settings: Settings) -> Report:
         allow=settings.sandbox.env_allow,
     )
     dropped = ", ".join(environment.dropped) if environment.dropped else "nothing here looks secret"
-    allowed = (
-        f"; let through by exec_env_allow: {', '.join(settings.sandbox.env_allow)}"
-        if settings.sandbox.env_allow
-        else ""
-    )
+    allowed = f"; let through by exec_env_allow: {', '.join(settings.sandbox.env_allow)}" if settings.sandbox.env_allow else ""
     report.checks.append(Check("exec environment", True, f"dropped: {dropped}{allowed}"))
-    report.checks.append(
-        Check("approval", True, f"{settings.approval} (sources: {', '.join(settings.sources) or 'defaults'})")
-    )
+    report.checks.append(Check("approval", True, f"{settings.approval} (sources: {', '.join(settings.sources) or 'defaults'})"))
     report.checks.append(_grammar())
     report.checks.append(_trust(settings))
     return report
@@ -85,20 +79,14 @@ def _try_sandbox(status: sandbox.SandboxStatus, workspace: Workspace) -> Check:
     launch = plan("true", status=status, work_root=workspace.work_root, home=workspace.home)
     try:
         done = subprocess.run(
-            launch.argv,
-            cwd=workspace.work_root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
+            launch.argv, cwd=workspace.work_root, stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=CHECK_TIMEOUT_SECONDS,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return Check("sandbox start", False, f"a sandboxed command could not start: {exc}")
     if done.returncode != 0:
         first = (done.stderr or done.stdout).strip().splitlines()[:1]
-        return Check(
-            "sandbox start", False, f"a sandboxed `true` failed: {first[0] if first else done.returncode}"
-        )
+        return Check("sandbox start", False, f"a sandboxed `true` failed: {first[0] if first else done.returncode}")
     return Check("sandbox start", True, f"a sandboxed `true` ran in {workspace.work_root}")
 
 

@@ -209,7 +209,7 @@ def from_openai(exc: BaseException, ctx: CallContext, *, mid_stream: bool = Fals
 def missing_key_hint(api_key_env: str) -> str:
     """How to configure a key: the variable the config names, the config file, the set-up screen."""
     return (
-        f'Set one: `export {api_key_env}=sk-...`, or `api_key = "sk-..."` in config.toml '
+        f"Set one: `export {api_key_env}=sk-...`, or `api_key = \"sk-...\"` in config.toml "
         "(~/.catbuddy/config.toml, or $CATBUDDY_HOME/config.toml); the set-up screen of `catbuddy` "
         "writes it for you. A local server that needs no key works without one."
     )

@@ -23,47 +23,19 @@ if TYPE_CHECKING:
     from catbuddy.safety.shell_words import Word
 
 SYSTEM_DIRS = frozenset(
-    {
-        "bin",
-        "boot",
-        "dev",
-        "etc",
-        "home",
-        "lib",
-        "lib32",
-        "lib64",
-        "libx32",
-        "opt",
-        "proc",
-        "root",
-        "run",
-        "sbin",
-        "srv",
-        "sys",
-        "usr",
-        "var",
-        "snap",
-        "nix",
-        "Applications",
-        "Library",
-        "System",
-        "Users",
-    }
+    {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run",
+     "sbin", "srv", "sys", "usr", "var", "snap", "nix", "Applications", "Library", "System", "Users"}
 )
 TEMP_DIRS = frozenset({"/tmp", "/var/tmp", "/dev/shm"})
 BLOCK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/|loop|sr|nbd)")
 POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
-FORMAT_COMMANDS = re.compile(
-    r"^(mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|fdisk|sfdisk|parted|blkdiscard)$"
-)
+FORMAT_COMMANDS = re.compile(r"^(mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|fdisk|sfdisk|parted|blkdiscard)$")
 # The classic form, for lines the grammar could not parse; the lookbehind keeps it linear on long words.
 FORK_BOMB = re.compile(r"(?<![\w:.])([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*\1\s*\|\s*&?\s*\1\s*&")
 RECURSIVE_MODE = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr"})
 # What a command does to the paths it is given: deletes (or moves away), or writes.
 DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "srm", "trash", "trash-put", "gio"})
-WRITING = frozenset(
-    {"tee", "truncate", "touch", "chmod", "chown", "chgrp", "mkdir", "ln", "setfacl", "chattr"}
-)
+WRITING = frozenset({"tee", "truncate", "touch", "chmod", "chown", "chgrp", "mkdir", "ln", "setfacl", "chattr"})
 DESTINATION = frozenset({"cp", "install", "rsync", "mv", "ln", "scp"})
 IN_PLACE = frozenset({"sed", "perl", "ruby"})  # only with -i
 DYNAMIC_TARGETS = DELETING | RECURSIVE_MODE | {"dd", "truncate", "find"}
@@ -211,9 +183,7 @@ class CommandChecker:
             if kind == SESSION:
                 return "writing to catbuddy's session files"
             if kind in (CONFIG, HOME) and verdict.protect is None:
-                verdict.protect = (
-                    f"it writes catbuddy's own {'configuration' if kind == CONFIG else 'files'} ({path})"
-                )
+                verdict.protect = f"it writes catbuddy's own {'configuration' if kind == CONFIG else 'files'} ({path})"
         return None
 
     def _inline_code(self, code: str, verdict: Verdict, depth: int) -> str | None:

@@ -36,66 +36,14 @@ if TYPE_CHECKING:
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 # `NAME=value cmd` with these changes what `cmd` loads or runs: a remembered `cmd` does not cover it.
 LOADER_VARIABLES = frozenset(
-    {
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "PERL5LIB",
-        "PERL5OPT",
-        "RUBYOPT",
-        "RUBYLIB",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "GIT_EXEC_PATH",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "SHELLOPTS",
-        "IFS",
-    }
+    {"PATH", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5LIB", "PERL5OPT", "RUBYOPT",
+     "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "SHELLOPTS", "IFS"}
 )
 # Programs whose first word is a subcommand: "allow for this session" remembers `git status`, not `git`.
 SUBCOMMAND_PROGRAMS = frozenset(
-    {
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "cargo",
-        "go",
-        "docker",
-        "podman",
-        "kubectl",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "dotnet",
-        "gh",
-        "apt",
-        "apt-get",
-        "brew",
-        "systemctl",
-        "terraform",
-        "helm",
-        "rustup",
-        "bun",
-        "deno",
-        "conda",
-        "mvn",
-        "gradle",
-        "just",
-        "tox",
-        "nox",
-        "hatch",
-        "pdm",
-        "rye",
-        "mix",
-        "composer",
-        "bundle",
-    }
+    {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "podman", "kubectl", "pip", "pip3", "uv", "poetry",
+     "dotnet", "gh", "apt", "apt-get", "brew", "systemctl", "terraform", "helm", "rustup", "bun", "deno",
+     "conda", "mvn", "gradle", "just", "tox", "nox", "hatch", "pdm", "rye", "mix", "composer", "bundle"}
 )
 
 
@@ -212,9 +160,7 @@ class ApprovalPolicy:
 
     # --- edits ------------------------------------------------------------------------------------
 
-    def _decide_edit(
-        self, tool: ApprovalSubject, args: dict[str, Any], override: str | None
-    ) -> GuardDecision:
+    def _decide_edit(self, tool: ApprovalSubject, args: dict[str, Any], override: str | None) -> GuardDecision:
         target = self._protected_target(args.get("path"))
         if target is not None:
             kind, path = target
@@ -222,10 +168,7 @@ class ApprovalPolicy:
                 return GuardDecision(DENY, "writing to catbuddy's session files is never allowed")
             reason = f"{tool.name} writes {describe(kind, path)}; catbuddy asks for every such write"
             return GuardDecision(
-                ASK,
-                reason,
-                None,
-                grant=path,
+                ASK, reason, None, grant=path,
                 headless=f"Refused: {tool.name} would write {describe(kind, path)}, which only the user can "
                 "approve, one call at a time, and this run is headless. Tell the user what to change instead.",
             )
@@ -257,19 +200,13 @@ class ApprovalPolicy:
         label = sandbox.label
         if verdict.protect:
             return GuardDecision(
-                ASK,
-                f"{verdict.protect}; catbuddy asks for every such command",
-                None,
-                sandbox=label,
+                ASK, f"{verdict.protect}; catbuddy asks for every such command", None, sandbox=label,
                 headless=f"Refused: {verdict.protect}, which only the user can approve, one call at a time, and "
                 "this run is headless. Tell the user what to change instead.",
             )
         if sandbox.fallback:
             return GuardDecision(
-                ASK,
-                f"no sandbox ({sandbox.problem}); every command asks",
-                None,
-                sandbox=label,
+                ASK, f"no sandbox ({sandbox.problem}); every command asks", None, sandbox=label,
                 headless=f"Refused: commands cannot be sandboxed here ({sandbox.problem}), so each one needs the "
                 "user's approval, and this run is headless. Tell the user.",
             )
@@ -280,10 +217,7 @@ class ApprovalPolicy:
                 return GuardDecision(ALLOW, f"runs inside the sandbox: {dynamic[0]}", None, sandbox=label)
             where = "" if sandbox.active else " and there is no sandbox to contain it"
             return GuardDecision(
-                ASK,
-                f"catbuddy cannot tell what it runs: {dynamic[0]}{where}",
-                None,
-                sandbox=label,
+                ASK, f"catbuddy cannot tell what it runs: {dynamic[0]}{where}", None, sandbox=label,
                 headless=f"Refused: catbuddy cannot tell what this command runs ({dynamic[0]}){where}, so it "
                 "needs the user's approval, and this run is headless. Write it with literal command names "
                 "and arguments instead.",

@@ -52,9 +52,7 @@ class Segment:
             values = word.values[:limit] or (DYNAMIC_PART,)
             variants = [f"{v} {value}".strip() for v in variants for value in values][:limit]
         if self.words:
-            variants = [
-                " ".join([os.path.basename(v.split(" ", 1)[0]), *v.split(" ", 1)[1:]]) for v in variants
-            ]
+            variants = [" ".join([os.path.basename(v.split(" ", 1)[0]), *v.split(" ", 1)[1:]]) for v in variants]
         suffix = "".join(f" {op} {target.values[0]}" for op, target in self.redirects)
         return [(v + suffix).strip() for v in variants]
 

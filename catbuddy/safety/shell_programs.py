@@ -63,17 +63,8 @@ WRAPPERS: dict[str, Wrapper] = {
 }
 PRIVILEGE_WRAPPERS = frozenset(name for name, spec in WRAPPERS.items() if spec.privileged) | {"su"}
 # `uv run CMD`, `poetry run CMD`, …: a program and subcommand that run the rest of the line.
-RUNNER_SUBCOMMANDS = {
-    "uv": "run",
-    "poetry": "run",
-    "pipenv": "run",
-    "bundle": "exec",
-    "conda": "run",
-    "pdm": "run",
-}
-SHELLS = frozenset(
-    {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "rbash", "tcsh", "csh"}
-)
+RUNNER_SUBCOMMANDS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "conda": "run", "pdm": "run"}
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "rbash", "tcsh", "csh"})
 SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _INTERPRETER = re.compile(
     r"^(python(\d+(\.\d+)?)?|pypy\d?|perl\d*|ruby\d*(\.\d+)?|node|nodejs|php\d*(\.\d+)?|lua(\d(\.\d)?)?|luajit"
@@ -81,25 +72,13 @@ _INTERPRETER = re.compile(
 )
 # interpreter family -> options whose value is inline code, and options whose value is something else
 INLINE_CODE_OPTIONS = {
-    "python": {"-c"},
-    "pypy": {"-c"},
-    "perl": {"-e", "-E"},
-    "ruby": {"-e"},
-    "node": {"-e", "--eval", "-p", "--print"},
-    "php": {"-r"},
-    "lua": {"-e"},
-    "Rscript": {"-e"},
-    "julia": {"-e", "--eval"},
-    "osascript": {"-e"},
-    "bun": {"-e", "--eval"},
+    "python": {"-c"}, "pypy": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+    "node": {"-e", "--eval", "-p", "--print"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"},
+    "julia": {"-e", "--eval"}, "osascript": {"-e"}, "bun": {"-e", "--eval"},
 }
 VALUE_OPTIONS = {
-    "python": {"-W", "-X", "-Q"},
-    "perl": {"-I", "-M", "-m"},
-    "ruby": {"-I", "-r"},
-    "node": {"-r", "--require", "--import", "--loader"},
-    "php": {"-d", "-c"},
-    "awk": {"-F", "-v"},
+    "python": {"-W", "-X", "-Q"}, "perl": {"-I", "-M", "-m"}, "ruby": {"-I", "-r"},
+    "node": {"-r", "--require", "--import", "--loader"}, "php": {"-d", "-c"}, "awk": {"-F", "-v"},
 }
 MODULE_OPTIONS = {"-m"}  # `python -m pytest`: runs a module, like a script
 
@@ -130,11 +109,7 @@ def strip_wrappers(words: list[Word]) -> Unwrapped:
     out = Unwrapped(list(words))
     while out.words:
         name = basename(out.words[0])
-        if (
-            name in RUNNER_SUBCOMMANDS
-            and len(out.words) > 1
-            and out.words[1].static == RUNNER_SUBCOMMANDS[name]
-        ):
+        if name in RUNNER_SUBCOMMANDS and len(out.words) > 1 and out.words[1].static == RUNNER_SUBCOMMANDS[name]:
             out.wrappers.append(f"{name} {RUNNER_SUBCOMMANDS[name]}")
             out.words = _skip_options(out.words[2:], Wrapper(), name)
             continue
@@ -286,9 +261,7 @@ def interpreter_code(family: str, args: list[Word]) -> CodeSource:
             return CodeSource("file", args[i])
         if value in inline:
             return CodeSource("string", args[i + 1] if i + 1 < len(args) else Word.literal(""))
-        attached = next(
-            (o for o in inline if value.startswith(o) and len(value) > len(o) and len(o) == 2), None
-        )
+        attached = next((o for o in inline if value.startswith(o) and len(value) > len(o) and len(o) == 2), None)
         if attached:
             return CodeSource("string", Word.literal(value[len(attached) :]))
         if value in MODULE_OPTIONS and family in ("python", "pypy"):

@@ -47,12 +47,8 @@ class SimpleCommands:
                 self.out.problems.append("an `env -S` string with unbalanced quotes")
                 return
             self.emit(
-                [Word.literal(w) for w in split],
-                io,
-                assignments=[*assignments, *unwrapped.assignments],
-                reasons=reasons,
-                wrappers=[*wrappers, *unwrapped.wrappers],
-                source=source,
+                [Word.literal(w) for w in split], io, assignments=[*assignments, *unwrapped.assignments],
+                reasons=reasons, wrappers=[*wrappers, *unwrapped.wrappers], source=source,
             )
             return
         segment = Segment(
@@ -76,9 +72,7 @@ class SimpleCommands:
         if segment.words[0].dynamic and not reasons:
             segment.dynamic.append(f"the command name `{segment.words[0].source}` is computed when it runs")
         if not segment.wrappers:
-            segment.output = programs.static_output(
-                segment.words, io.stdin if io.stdin_kind == "static" else None
-            )
+            segment.output = programs.static_output(segment.words, io.stdin if io.stdin_kind == "static" else None)
         self.emit_segment(segment)
         for name in sorted(segment.names):
             self._special(name, segment, io)
@@ -107,9 +101,7 @@ class SimpleCommands:
             self._interpreter(family, segment, io)
         elif name == "find":
             for inner in programs.find_exec_commands(args):
-                self.emit(
-                    inner, Plumbing(), wrappers=[*segment.wrappers, "find -exec"], source=segment.source
-                )
+                self.emit(inner, Plumbing(), wrappers=[*segment.wrappers, "find -exec"], source=segment.source)
         elif name in ("watch", "trap"):
             code = [a for a in args if not (a.static or "").startswith("-")]
             code = code[:1] if name == "trap" else code
@@ -166,9 +158,7 @@ class SimpleCommands:
             new = None
         else:
             new = frozenset(
-                os.path.normpath(os.path.join(cwd, value))
-                for cwd in self.state.cwds
-                for value in targets[0].values
+                os.path.normpath(os.path.join(cwd, value)) for cwd in self.state.cwds for value in targets[0].values
             )
         if new is None:
             self.state.cwds = None

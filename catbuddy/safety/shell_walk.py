@@ -28,18 +28,8 @@ EXPANSION_NODES = frozenset(
     {"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "process_substitution"}
 )
 CONDITIONAL_NODES = frozenset(
-    {
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-        "for_statement",
-        "c_style_for_statement",
-        "case_statement",
-        "case_item",
-        "subshell",
-        "do_group",
-    }
+    {"if_statement", "elif_clause", "else_clause", "while_statement", "for_statement", "c_style_for_statement",
+     "case_statement", "case_item", "subshell", "do_group"}
 )  # what runs inside these may or may not run, so assignments and `cd` add possibilities
 
 
@@ -78,9 +68,7 @@ class Walker(SimpleCommands):
             self.out.parsed = False
             self.out.problems.append(f"{kind} nested more than {MAX_NESTING} levels deep")
             return
-        inner = Walker(
-            self.parser, self.out, self.state.copy(), home=self.home, cwd=self.cwd, depth=self.depth + 1
-        )
+        inner = Walker(self.parser, self.out, self.state.copy(), home=self.home, cwd=self.cwd, depth=self.depth + 1)
         inner.nesting = self.nesting
         inner.function = self.function
         inner.conditional = self.conditional
@@ -222,10 +210,7 @@ class Walker(SimpleCommands):
         if kind == "herestring_redirect":
             target = node.named_children[-1] if node.named_children else None
             word = self.word(target) if target is not None else Word.literal("")
-            return io.with_stdin(
-                word.static + "\n" if word.static is not None else None,
-                "static" if word.static is not None else "pipe",
-            )
+            return io.with_stdin(word.static + "\n" if word.static is not None else None, "static" if word.static is not None else "pipe")
         if kind == "heredoc_redirect":
             for child in node.named_children:
                 if child.type == "file_redirect":
@@ -234,9 +219,7 @@ class Walker(SimpleCommands):
             start = _text(next((c for c in node.named_children if c.type == "heredoc_start"), None))
             if body is None:
                 return io.with_stdin("", "static")
-            expands = not start.startswith(("'", '"', "\\")) and any(
-                c.is_named and c.type != "heredoc_content" for c in body.children
-            )
+            expands = not start.startswith(("'", '"', "\\")) and any(c.is_named and c.type != "heredoc_content" for c in body.children)
             if expands:
                 for child in body.named_children:
                     if child.type in EXPANSION_NODES:
@@ -331,9 +314,7 @@ class Walker(SimpleCommands):
         self.conditional += 1
         try:
             if words:
-                self.assign(
-                    variable, tuple(v for w in words for v in w.values), any(w.dynamic for w in words)
-                )
+                self.assign(variable, tuple(v for w in words for v in w.values), any(w.dynamic for w in words))
             else:
                 self.assign(variable, (), True)  # `for x; do` loops over "$@"
             body = node.child_by_field_name("body")
@@ -366,9 +347,7 @@ class Walker(SimpleCommands):
             self.visit(child, io)
 
 
-_HEREDOC_PARTS = frozenset(
-    {"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect", "heredoc_content"}
-)
+_HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect", "heredoc_content"})
 _HANDLERS: dict[str, Any] = {
     "command": Walker.command,
     "redirected_statement": Walker.redirected,

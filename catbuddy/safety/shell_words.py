@@ -24,21 +24,8 @@ MAX_VALUES = 64  # alternatives kept per word; beyond this the word counts as dy
 MAX_RANGE = 64  # `{1..N}` ranges longer than this are not expanded
 DYNAMIC_PART = "${…}"  # stands for a part only known at run time
 FD_PATH = "/dev/fd/63"  # what `<(…)` expands to
-_ANSI_SIMPLE = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
+_ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
+                "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _RANGE = re.compile(r"^(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?$|^([A-Za-z])\.\.([A-Za-z])$")
 

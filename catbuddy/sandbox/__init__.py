@@ -13,14 +13,7 @@ if TYPE_CHECKING:
     from catbuddy.config import Settings
 
 __all__ = [
-    "OFF",
-    "READ_ONLY",
-    "SANDBOX_MODES",
-    "WORKSPACE_WRITE",
-    "SandboxStatus",
-    "describe",
-    "startup_notice",
-    "status",
+    "OFF", "READ_ONLY", "SANDBOX_MODES", "WORKSPACE_WRITE", "SandboxStatus", "describe", "startup_notice", "status",
 ]
 
 

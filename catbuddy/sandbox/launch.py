@@ -33,24 +33,9 @@ SANDBOX_TMP = "/tmp"
 # Credential stores under the home directory, hidden from sandboxed commands (whose output goes to the
 # model); a path listed in `sandbox_writable` is given back.
 CREDENTIAL_PATHS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".vault-token",
-    ".password-store",
-    ".terraform.d/credentials.tfrc.json",
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".config/hub", ".kube", ".docker",
+    ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".vault-token", ".password-store", ".terraform.d/credentials.tfrc.json",
 )
 _private_tmp: list[str] = []
 
@@ -84,14 +69,7 @@ def reaper_argv(command: str) -> list[str]:
 def bwrap_argv(status: SandboxStatus, command: str, *, work_root: Path, home: Path) -> list[str]:
     assert status.bwrap is not None
     root = str(work_root.resolve())
-    argv = [
-        status.bwrap,
-        "--die-with-parent",
-        "--new-session",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-    ]
+    argv = [status.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not status.network:
         argv.append("--unshare-net")
     argv += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

@@ -46,11 +46,7 @@ def probe() -> Probe:
     if not sys.platform.startswith("linux"):
         result = Probe(None, False, f"the sandbox needs Linux and bubblewrap; this is {sys.platform}")
     elif (bwrap := find_bwrap()) is None:
-        where = (
-            f" ({BWRAP_ENV}={os.environ[BWRAP_ENV]} is not an executable)"
-            if os.environ.get(BWRAP_ENV)
-            else ""
-        )
+        where = f" ({BWRAP_ENV}={os.environ[BWRAP_ENV]} is not an executable)" if os.environ.get(BWRAP_ENV) else ""
         result = Probe(None, False, f"bubblewrap (bwrap) is not installed{where}: {INSTALL_HINT}")
     else:
         result = _probe(bwrap)
@@ -62,25 +58,8 @@ def probe() -> Probe:
 
 @functools.lru_cache(maxsize=8)
 def _probe(bwrap: str) -> Probe:
-    argv = [
-        bwrap,
-        *NAMESPACE_FLAGS,
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-        "--",
-        "true",
-    ]
+    argv = [bwrap, *NAMESPACE_FLAGS, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
     try:
         done = subprocess.run(
             argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS
@@ -90,9 +69,7 @@ def _probe(bwrap: str) -> Probe:
     else:
         if done.returncode == 0:
             return Probe(bwrap, True)
-        first = next(
-            (line for line in done.stderr.splitlines() if line.strip()), f"exit code {done.returncode}"
-        )
+        first = next((line for line in done.stderr.splitlines() if line.strip()), f"exit code {done.returncode}")
         result = Probe(bwrap, False, f"bubblewrap cannot start a sandbox here: {first.strip()}{_hint(first)}")
     return result
 

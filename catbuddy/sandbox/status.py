@@ -46,9 +46,7 @@ class SandboxStatus:
             return 'sandbox off (sandbox = "off"): commands run unsandboxed, with your permissions'
         if self.fallback:
             return f"sandbox unavailable, commands run unsandboxed and every one asks first: {self.problem}"
-        writable = (
-            "nothing but a private /tmp" if self.mode == READ_ONLY else "the work root and a private /tmp"
-        )
+        writable = "nothing but a private /tmp" if self.mode == READ_ONLY else "the work root and a private /tmp"
         if self.writable and self.mode != READ_ONLY:
             writable += ", " + ", ".join(self.writable)
         network = "network on" if self.network else "network off"
@@ -59,6 +57,4 @@ def status_for(sandbox: SandboxSettings) -> SandboxStatus:
     if sandbox.mode == OFF:
         return SandboxStatus(OFF, False, network=True)
     found = probe()
-    return SandboxStatus(
-        sandbox.mode, found.ok, found.problem, found.bwrap, sandbox.network, sandbox.writable
-    )
+    return SandboxStatus(sandbox.mode, found.ok, found.problem, found.bwrap, sandbox.network, sandbox.writable)

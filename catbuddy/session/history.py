@@ -55,9 +55,7 @@ def summary_message(summary: str) -> dict[str, Any]:
     return {"role": "user", "content": SUMMARY_PREFIX + summary}
 
 
-def active_compactions(
-    records: Iterable[Record], problems: list[str] | None = None
-) -> list[CompactionRecord]:
+def active_compactions(records: Iterable[Record], problems: list[str] | None = None) -> list[CompactionRecord]:
     """The compactions that still count, oldest first: every one no ``compaction_undo`` voids."""
     active: list[CompactionRecord] = []
     for record in records:

@@ -25,6 +25,7 @@ from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
 HOLD_POLL = 0.05  # seconds between checks, while stalling, of whether the client is still there
 
 
+
 @dataclass
 class RecordedRequest:
     """One chat request as the server received it. ``request["messages"]`` reads the body."""

@@ -193,8 +193,7 @@ def short_summary(request: Mapping[str, Any]) -> ReplySpec:
     users = [
         strip_runtime_block(content_text(m.get("content"))).strip()
         for m in request.get("messages") or []
-        if isinstance(m, Mapping)
-        and m.get("role") == "user"
+        if isinstance(m, Mapping) and m.get("role") == "user"
         and not content_text(m.get("content")).lstrip().startswith(SUMMARY_MARKER)
     ]
     latest = " ".join(users[-1].split()) if users else ""
@@ -204,7 +203,7 @@ def short_summary(request: Mapping[str, Any]) -> ReplySpec:
         "## Goal\nTry catbuddy's keyless demo and watch its context engineering.\n\n"
         "## Rules and preferences\nnone\n\n"
         "## Decisions\nA scripted model answers; this summary is scripted too.\n\n"
-        f'## State of the work\nThe user looked around the demo project; last said: "{latest}".\n\n'
+        f"## State of the work\nThe user looked around the demo project; last said: \"{latest}\".\n\n"
         "## Open questions\nnone\n\n"
         "## Next step\nKeep chatting; /context shows the summary in force."
     )
@@ -249,13 +248,7 @@ ERROR_KEYS = {
     "retry_after": (int, float),
 }
 SCRIPT_KEYS = (
-    "replies",
-    "exhausted",
-    "summaries",
-    "context_window",
-    "prompt_token_factor",
-    "api_key",
-    "models",
+    "replies", "exhausted", "summaries", "context_window", "prompt_token_factor", "api_key", "models"
 )
 
 

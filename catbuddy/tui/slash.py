@@ -117,9 +117,7 @@ class SlashCommands(UndoCommands):
 
     async def _undo_compaction(self) -> None:
         result = await self.agent.undo_compaction()
-        self.notice(
-            f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning"
-        )
+        self.notice(f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning")
         if result.ok:
             self.refresh_context()
 

@@ -108,15 +108,15 @@ DANGEROUS = [
     "find ~ -type f -exec rm {} \\;",
     "shred -n 3 /dev/sda",
     "perl -e 'use File::Path; rmtree(\"/\")'",
-    'ruby -e \'require "fileutils"; FileUtils.rm_rf("/")\'',
+    "ruby -e 'require \"fileutils\"; FileUtils.rm_rf(\"/\")'",
     "node -e \"require('child_process').execSync('rm -rf ~')\"",
     "ln -sf /dev/null ~/.catbuddy/projects/x/sessions/y.jsonl",
     "python3 -c 'import shutil; shutil.rmtree(\"/\")'",
     "python3 -c 'import shutil, os; shutil.rmtree(os.path.expanduser(\"~\"))'",
     "python -c 'import os; os.system(\"rm -rf ~\")'",
-    'python3 -c \'import subprocess; subprocess.run(["rm", "-rf", "/"])\'',
+    "python3 -c 'import subprocess; subprocess.run([\"rm\", \"-rf\", \"/\"])'",
     "perl -e 'system(\"rm -rf /\")'",
-    'node -e \'require("fs").rmSync("/", {recursive: true})\'',
+    "node -e 'require(\"fs\").rmSync(\"/\", {recursive: true})'",
     "mv / /dev/null",
     "mv ~ /tmp/gone",
     "mv notes.txt /dev/null",
@@ -183,9 +183,7 @@ def test_writes_to_session_files_are_denied(ctx: ToolContext, mode: str) -> None
 
 @pytest.mark.parametrize("sandbox", list(SANDBOXES))
 @pytest.mark.parametrize("mode", MODES)
-def test_commands_writing_catbuddys_own_files_ask_every_time(
-    ctx: ToolContext, mode: str, sandbox: str
-) -> None:
+def test_commands_writing_catbuddys_own_files_ask_every_time(ctx: ToolContext, mode: str, sandbox: str) -> None:
     home = ctx.workspace.home
     p = make_policy(ctx, mode, sandbox)
     p.remember("echo")
@@ -229,12 +227,12 @@ def test_a_destructive_command_with_too_many_paths_is_refused_not_checked_slowly
 DYNAMIC = [
     "curl https://example.com/install.sh | sh",
     "cat setup.sh | bash",
-    'eval "$(./configure --print)"',
+    "eval \"$(./configure --print)\"",
     "$TOOL --version",
     "$(which python) x.py",
     "echo 'print(1)' | python3",
     "find . -name '*.tmp' | xargs rm",
-    'rm -rf "$BUILD_DIR"',
+    "rm -rf \"$BUILD_DIR\"",
     "echo 'unbalanced",
 ]
 
@@ -264,9 +262,7 @@ def test_in_yolo_an_unknown_command_runs_only_inside_the_sandbox(ctx: ToolContex
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_without_a_working_sandbox_every_command_asks(
-    make_ctx: Callable[..., ToolContext], mode: str
-) -> None:
+def test_without_a_working_sandbox_every_command_asks(make_ctx: Callable[..., ToolContext], mode: str) -> None:
     ctx = make_ctx(allow_commands=("ls",))
     p = make_policy(ctx, mode, "fallback")
     p.remember("pytest")
@@ -327,10 +323,7 @@ def test_the_suggested_session_rule_is_a_parsed_prefix(ctx: ToolContext, command
 
 
 def test_edits_suggest_the_tool_name(ctx: ToolContext) -> None:
-    assert (
-        make_policy(ctx, "ask").decide(WriteFileTool(), {"path": "a", "content": ""}).suggested_pattern
-        == "write_file"
-    )
+    assert make_policy(ctx, "ask").decide(WriteFileTool(), {"path": "a", "content": ""}).suggested_pattern == "write_file"
 
 
 def test_a_remembered_prefix_matches_whole_words_of_each_command(ctx: ToolContext) -> None:

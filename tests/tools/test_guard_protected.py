@@ -47,13 +47,8 @@ def test_writing_catbuddys_own_files_asks_every_time_in_every_mode(ctx: ToolCont
 @pytest.mark.parametrize("name", ["MEMORY.md", "USER.md", "SOUL.md", "TOOLS.md", "AGENTS.md"])
 def test_the_memory_files_the_skills_edit_are_ordinary_writes(ctx: ToolContext, name: str) -> None:
     path = str(ctx.workspace.home / "workspace" / name)
-    assert (
-        make_policy(ctx, "auto-edit").decide(WriteFileTool(), {"path": path, "content": "x"}).action
-        == "allow"
-    )
-    assert (
-        make_policy(ctx, "auto-edit").decide(WriteFileTool(), {"path": f".catbuddy/{name}"}).action == "allow"
-    )
+    assert make_policy(ctx, "auto-edit").decide(WriteFileTool(), {"path": path, "content": "x"}).action == "allow"
+    assert make_policy(ctx, "auto-edit").decide(WriteFileTool(), {"path": f".catbuddy/{name}"}).action == "allow"
 
 
 def test_a_symlink_in_the_work_root_cannot_hide_a_protected_target(ctx: ToolContext) -> None:
@@ -61,18 +56,14 @@ def test_a_symlink_in_the_work_root_cannot_hide_a_protected_target(ctx: ToolCont
     (ctx.work_root / ".catbuddy" / "config.toml").write_text("")
     (ctx.work_root / "innocent.toml").symlink_to(ctx.work_root / ".catbuddy" / "config.toml")
     decision = make_policy(ctx, "yolo").decide(WriteFileTool(), {"path": "innocent.toml", "content": "x"})
-    assert (
-        decision.action == "ask" and decision.grant == (ctx.work_root / ".catbuddy" / "config.toml").resolve()
-    )
+    assert decision.action == "ask" and decision.grant == (ctx.work_root / ".catbuddy" / "config.toml").resolve()
 
 
 async def test_the_tool_refuses_without_the_grant_and_writes_nothing(ctx: ToolContext) -> None:
     config = ctx.work_root / ".catbuddy" / "config.toml"
     config.parent.mkdir()
     config.write_text('approval = "ask"\n')
-    result = await run_tool(
-        WriteFileTool(), {"path": ".catbuddy/config.toml", "content": 'approval = "yolo"\n'}, ctx
-    )
+    result = await run_tool(WriteFileTool(), {"path": ".catbuddy/config.toml", "content": 'approval = "yolo"\n'}, ctx)
     assert result.is_error and "Only the user can approve" in result.content
     assert config.read_text() == 'approval = "ask"\n'
     edit = await run_tool(
@@ -84,14 +75,10 @@ async def test_the_tool_refuses_without_the_grant_and_writes_nothing(ctx: ToolCo
 async def test_an_approved_call_writes_once_and_the_grant_is_used_up(ctx: ToolContext) -> None:
     config = ctx.work_root / ".catbuddy" / "config.toml"
     config.parent.mkdir()
-    decision = make_policy(ctx, "ask").decide(
-        WriteFileTool(), {"path": ".catbuddy/config.toml", "content": "a"}
-    )
+    decision = make_policy(ctx, "ask").decide(WriteFileTool(), {"path": ".catbuddy/config.toml", "content": "a"})
     assert decision.grant is not None
     ctx.grants.allow(decision.grant)  # what the runner does when the user says yes
-    first = await run_tool(
-        WriteFileTool(), {"path": ".catbuddy/config.toml", "content": 'model = "x"\n'}, ctx
-    )
+    first = await run_tool(WriteFileTool(), {"path": ".catbuddy/config.toml", "content": 'model = "x"\n'}, ctx)
     assert not first.is_error and config.read_text() == 'model = "x"\n'
     again = await run_tool(WriteFileTool(), {"path": ".catbuddy/config.toml", "content": "evil = 1\n"}, ctx)
     assert again.is_error and config.read_text() == 'model = "x"\n'

@@ -51,9 +51,7 @@ def test_recall_results_are_microcompactable() -> None:
 
 async def test_finds_a_word_in_a_folded_tool_result_with_its_id_role_and_position(ctx, store) -> None:
     with store.create(ctx.work_root, "m") as session:
-        session.append_message(
-            {"role": "user", "content": "read the notes\n\n[runtime: time=t, channel=tui]"}
-        )
+        session.append_message({"role": "user", "content": "read the notes\n\n[runtime: time=t, channel=tui]"})
         call(session, "c1", "read_file", {"path": "notes.txt"}, "     1\tthe release code is WOMBAT-42")
         session.append_message({"role": "assistant", "content": "read it"})
         session.append_compaction("summary", "m000004")
@@ -61,10 +59,7 @@ async def test_finds_a_word_in_a_folded_tool_result_with_its_id_role_and_positio
         result = await recall(ctx_for(ctx, store, session), query="wombat-42")
     assert not result.is_error
     assert "recall: 1 message match wombat-42 among 5 messages of this session." in result.content
-    assert (
-        "[1] m000003 · tool result (read_file) · message 3 of 5 · folded (not in your context)"
-        in result.content
-    )
+    assert "[1] m000003 · tool result (read_file) · message 3 of 5 · folded (not in your context)" in result.content
     assert "the release code is WOMBAT-42" in result.content
 
 
@@ -180,9 +175,7 @@ async def test_results_stay_within_the_token_cap(ctx, store) -> None:
     with store.create(ctx.work_root, "m") as session:
         for i in range(20):
             session.append_message({"role": "user", "content": f"otter {i} " + "filler words " * 100})
-        result = await recall(
-            ctx_for(ctx, store, session, recall_max_tokens=300), query="otter", max_results=20
-        )
+        result = await recall(ctx_for(ctx, store, session, recall_max_tokens=300), query="otter", max_results=20)
     from catbuddy.context.counting.tokens import counter_for
 
     assert counter_for("o200k_base").count_text(result.content) <= 300 + 40

@@ -52,7 +52,9 @@ async def test_exec_timeout_kills_every_process_it_started(exec_ctx: ToolContext
 
 async def test_exec_cancellation_kills_every_process_it_started(exec_ctx: ToolContext, root: Path) -> None:
     sleep = unique_sleep()
-    task = asyncio.create_task(ExecTool().run({"command": f"{sleep} & setsid {sleep} & {sleep}"}, exec_ctx))
+    task = asyncio.create_task(
+        ExecTool().run({"command": f"{sleep} & setsid {sleep} & {sleep}"}, exec_ctx)
+    )
     assert len(await asyncio.to_thread(wait_until_running, sleep, 3)) == 3
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -108,9 +110,7 @@ async def test_exec_env_allow_lets_chosen_variables_through(
     monkeypatch.setenv("NPM_TOKEN", "npm-token-value")
     monkeypatch.setenv("GITHUB_TOKEN", "gh-token-value")
     settings = exec_ctx.settings
-    ctx = replace(
-        exec_ctx, settings=replace(settings, sandbox=replace(settings.sandbox, env_allow=("NPM_*",)))
-    )
+    ctx = replace(exec_ctx, settings=replace(settings, sandbox=replace(settings.sandbox, env_allow=("NPM_*",))))
     result = await ExecTool().run({"command": "env"}, ctx)
     assert "NPM_TOKEN=npm-token-value" in result.content and "gh-token-value" not in result.content
 

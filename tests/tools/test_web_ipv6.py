@@ -51,6 +51,4 @@ def test_plain_ipv6_private_forms_stay_refused(address: str) -> None:
 
 async def test_the_tool_refuses_the_6to4_metadata_address_before_connecting(ctx: ToolContext) -> None:
     result = await run_tool(WebFetchTool(), {"url": "http://[2002:a9fe:a9fe::1]/latest/meta-data/"}, ctx)
-    assert (
-        result.is_error and "169.254.169.254" in result.content and "allow_private_network" in result.content
-    )
+    assert result.is_error and "169.254.169.254" in result.content and "allow_private_network" in result.content

@@ -176,9 +176,7 @@ class FakeLoop:
             event = ev.CompactionUndone(False, "Nothing to undo: this session has no compaction in force.")
         else:
             self.compacted.pop()
-            event = ev.CompactionUndone(
-                True, "Undid compaction c000001: the working history is back to 40 messages.", "c000001"
-            )
+            event = ev.CompactionUndone(True, "Undid compaction c000001: the working history is back to 40 messages.", "c000001")
         self.emit(event)
         return event
 

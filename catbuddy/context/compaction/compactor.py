@@ -190,9 +190,7 @@ class Compactor:
         start = next((m for m in kept if m.get("role") == "user"), None)
         kept_start = ""
         if start is not None:
-            kept_start = cut_line(
-                " ".join(strip_runtime_block(content_text(start.get("content"))).split()), KEPT_START_CHARS
-            )
+            kept_start = cut_line(" ".join(strip_runtime_block(content_text(start.get("content"))).split()), KEPT_START_CHARS)
         ask = self.system_prompt(
             instructions, target=target, live=True, ledger=ledger, kept=len(kept), kept_start=kept_start
         )
@@ -202,10 +200,7 @@ class Compactor:
         """Whether the live request (``prefix_tokens``: the governed request, calibrated) and the summary's
         reply fit this model's window."""
         ask = self.counter.count_message(request[-1])
-        return (
-            prefix_tokens + int(ask * self.calibration) + self.output_budget + self.safety_margin
-            <= self.context_window
-        )
+        return prefix_tokens + int(ask * self.calibration) + self.output_budget + self.safety_margin <= self.context_window
 
     async def compact_live(
         self,
@@ -294,10 +289,7 @@ class Compactor:
             + "\n\n".join(blocks)
         )
         return [
-            {
-                "role": "system",
-                "content": self.system_prompt(instructions, part, parts, target, ledger=ledger),
-            },
+            {"role": "system", "content": self.system_prompt(instructions, part, parts, target, ledger=ledger)},
             {"role": "user", "content": body},
         ]
 
@@ -341,9 +333,7 @@ class Compactor:
         except CompactionFailed:
             raise
         except Exception as exc:  # provider errors become a failed compaction, never a dead session
-            raise CompactionFailed(
-                f"the summary request failed: {getattr(exc, 'message', None) or exc}"
-            ) from exc
+            raise CompactionFailed(f"the summary request failed: {getattr(exc, 'message', None) or exc}") from exc
         summary = (reply or "").strip()
         if not summary:
             raise CompactionFailed("the model returned an empty summary")
@@ -362,11 +352,4 @@ class Compactor:
 
 def pinned_summary(prose: str, words: Sequence[UserWords], left_out: int, ledger: str, folded: int) -> str:
     """The pinned summary: the model's prose, the user's own words, the ledger, and the recall note."""
-    return render(
-        PINNED_TEMPLATE,
-        prose=prose.strip(),
-        words=list(words),
-        left_out=left_out,
-        ledger=ledger,
-        folded=folded,
-    )
+    return render(PINNED_TEMPLATE, prose=prose.strip(), words=list(words), left_out=left_out, ledger=ledger, folded=folded)

@@ -53,7 +53,6 @@ class ToolSchemaCosts:
 
 TOOL_COSTS = {"o200k_base": ToolSchemaCosts(func_init=7), "cl100k_base": ToolSchemaCosts(func_init=10)}
 
-
 class _Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 

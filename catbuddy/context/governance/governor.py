@@ -190,11 +190,7 @@ def govern_context(
     if fixed.summary:
         head.append(summary_message(fixed.summary))
     fixed_size = measure_request(
-        counter,
-        system_prompt=fixed.system_prompt,
-        tools=fixed.tools,
-        summary=fixed.summary,
-        calibration=ratio,
+        counter, system_prompt=fixed.system_prompt, tools=fixed.tools, summary=fixed.summary, calibration=ratio
     )
     sizes = FixedSizes(
         system_prompt=fixed_size.system,
@@ -220,12 +216,7 @@ def govern_context(
     if (snipped.snipped or snipped.truncated) and micro.pending:
         # Budget pressure overrides the batch: stub everything old before any message is dropped.
         compacted, micro = microcompact(
-            repaired,
-            counter,
-            keep_recent_results,
-            microcompact_min_tokens,
-            compactable=compactable,
-            force=True,
+            repaired, counter, keep_recent_results, microcompact_min_tokens, compactable=compactable, force=True
         )
         snipped = snip_history(
             compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count

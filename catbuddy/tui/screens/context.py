@@ -103,9 +103,7 @@ class ContextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog picker"):
-            yield Static(
-                Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title"
-            )
+            yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
             with VerticalScroll():
                 yield Static(context_table(self.report, self.table_width()), id="context-table")
                 if self.memory:

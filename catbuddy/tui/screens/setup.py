@@ -175,11 +175,7 @@ class SetupScreen(Screen[SetupResult]):
         if problem:
             self._say(problem, False)
             return
-        if (
-            self.key_problem()
-            and not is_local_endpoint(self._value("endpoint"))
-            and not self._keyless_confirmed
-        ):
+        if self.key_problem() and not is_local_endpoint(self._value("endpoint")) and not self._keyless_confirmed:
             self._keyless_confirmed = True
             self._say(f"{self.key_problem()} Press Save and start again to start without a key.", False)
             return

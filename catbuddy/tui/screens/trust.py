@@ -1,4 +1,4 @@
-""" "Trust this project's settings?": shown before anything from a project config runs (MCP servers start
+""""Trust this project's settings?": shown before anything from a project config runs (MCP servers start
 only after it), the first time catbuddy meets risky settings in a project and whenever they change.
 
 ``TrustScreen`` is a modal that dismisses with True (trust), False (don't trust: ignore them) or None

@@ -22,9 +22,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "Show commands and keys"),
     SlashCommand("stop", "Stop the running turn (same as Esc)"),
     SlashCommand("new", "Start a fresh session"),
-    SlashCommand(
-        "compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"
-    ),
+    SlashCommand("compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"),
     SlashCommand("context", "Token use per layer, history and budget"),
     SlashCommand("memory", "Edit both MEMORY.md files, or review their changes", "[log|diff [N]|undo]"),
     SlashCommand("dream", "Distil pending memory entries into MEMORY.md now", "[--dry-run]"),
