@@ -59,9 +59,8 @@ class Checkpoints:
         # anything (a command): then the capture after the turn scans the whole tree.
         self._touched: set[str] | None = None
         self._noted = False
-        self._lock = (
-            threading.Lock()
-        )  # one git at a time on the shadow's index (warm_up runs in the background)
+        # One git at a time on the shadow's index (warm_up runs in the background).
+        self._lock = threading.Lock()
         self._warm_skipped: list[str] = []
 
     # --- turns --------------------------------------------------------------------------------------

@@ -130,7 +130,14 @@ class ShadowRepo:
         """The work tree now, as a tree id; the files over the size cap are named, not stored. ``only``:
         the files known to be the only ones changed since the last snapshot (no scan of the tree)."""
         self.ensure()
-        changed = self._changed_paths() if only is None or self._last_tree is None else only
+        if only is not None and self._last_tree is not None:
+            try:
+                return self._capture(only)
+            except CheckpointError:  # a noted file git will not add (ignored, never there): scan instead
+                self._last_tree = None  # the add may have staged the others: the index moved
+        return self._capture(self._changed_paths())
+
+    def _capture(self, changed: list[str]) -> Snapshot:
         if not changed and self._last_tree is not None:
             return Snapshot(self._last_tree)  # nothing changed since this object's last snapshot
         skipped = self._exclude_large(changed)

@@ -210,3 +210,17 @@ def test_the_warm_up_does_the_first_capture_and_its_exclusions_are_still_said(tm
     cp.begin_turn("s1", "m000001")
     [notice] = cp.before_write()
     assert "huge.bin" in notice
+
+
+def test_a_noted_file_git_ignores_falls_back_to_a_scan(tmp_path, repo):
+    (repo / ".gitignore").write_text("build/\n")
+    cp = checkpoints(tmp_path, repo)
+    cp.begin_turn("s1", "m000001")
+    cp.before_write()
+    (repo / "build").mkdir()
+    (repo / "build" / "out.txt").write_text("ignored output\n")
+    (repo / "README.md").write_text("edited\n")
+    cp.note_writes([repo / "build" / "out.txt", repo / "README.md"])
+    assert cp.end_turn() is not None
+    restore = cp.plan_undo()
+    assert restore is not None and restore.paths == ["README.md"]
