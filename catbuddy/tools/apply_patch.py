@@ -165,6 +165,13 @@ class ApplyPatchTool(Tool):
     }
     kind = ToolKind.EDIT
 
+    def normalize_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Codex's own function tool names its one argument ``input``: accepted for ``patch``."""
+        if args.get("patch") is None and isinstance(args.get("input"), str):
+            args = {**args, "patch": args["input"]}
+            del args["input"]
+        return args
+
     def summary(self, args: Mapping[str, Any]) -> str:
         patch = args.get("patch")
         if not isinstance(patch, str):

@@ -150,3 +150,10 @@ async def test_result_paths_and_preview(ctx: ToolContext, root: Path) -> None:
     assert ApplyPatchTool().writes({"patch": text}, ctx) == [root / "m.txt", root / "n.txt"]
     result = await patch(ctx, text)
     assert [(p.path, p.change.value) for p in result.paths] == [("m.txt", "modified"), ("n.txt", "created")]
+
+
+async def test_codexs_input_argument_is_accepted_for_patch(ctx: ToolContext, root: Path) -> None:
+    tool = ApplyPatchTool()
+    args = tool.normalize_args({"input": "*** Begin Patch\n*** Add File: n.txt\n+hi\n*** End Patch"})
+    result = await run_tool(tool, args, ctx)
+    assert not result.is_error and (root / "n.txt").read_text() == "hi\n"
