@@ -88,9 +88,10 @@ class ShadowRepo:
         # The user's global config may sign commits or run an fsmonitor: neither applies here.
         argv = ["git", "-c", "commit.gpgsign=false", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off"]
         try:
+            # Never the user's terminal: git reads what it is given or nothing.
             done = subprocess.run(
                 [*argv, *args],
-                input=stdin,
+                input=stdin if stdin is not None else b"",
                 capture_output=True,
                 env=self._env(),
                 cwd=self.work_root,
