@@ -446,6 +446,91 @@ def sessions_show(
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else format_show(data))
 
 
+@sessions_app.command("fork")
+def sessions_fork(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session to fork (or a unique prefix of its id).")],
+    at: Annotated[
+        str | None, typer.Option("--at", help="Carry the history up to just before this message id.")
+    ] = None,
+    cwd: CwdOption = None,
+) -> None:
+    """Start a new session carrying a session's history (up to a message), and print its id."""
+    from catbuddy.cli_commands.undo import fork
+
+    workspace, _ = load(ctx, cwd=cwd)
+    new_id = fork(workspace, session_id, at)
+    typer.echo(f"Forked {session_id} into {new_id}. Continue it with: catbuddy --resume {new_id}")
+
+
+ForceOption = Annotated[
+    bool,
+    typer.Option("--force", help="Overwrite files changed since the turn (listed otherwise, and refused)."),
+]
+UndoSessionOption = Annotated[
+    str | None, typer.Option("--session", help="Only this session's turns (default: the latest turn of any).")
+]
+
+
+@app.command()
+def undo(
+    ctx: typer.Context, session: UndoSessionOption = None, force: ForceOption = False, cwd: CwdOption = None
+) -> None:
+    """Take back the file changes of the latest turn that made some (again: the one before)."""
+    from catbuddy.cli_commands.undo import undo_or_redo
+
+    workspace, settings = load(ctx, cwd=cwd)
+    session = checked_session_id(session, "--session", workspace)
+    typer.echo(undo_or_redo(workspace, settings, session, redo=False, force=force).text)
+
+
+@app.command()
+def redo(
+    ctx: typer.Context, session: UndoSessionOption = None, force: ForceOption = False, cwd: CwdOption = None
+) -> None:
+    """Put back the file changes the latest undo took back."""
+    from catbuddy.cli_commands.undo import undo_or_redo
+
+    workspace, settings = load(ctx, cwd=cwd)
+    session = checked_session_id(session, "--session", workspace)
+    typer.echo(undo_or_redo(workspace, settings, session, redo=True, force=force).text)
+
+
+@app.command()
+def rewind(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Option("--session", help="The session to rewind.")],
+    to: Annotated[
+        str, typer.Option("--to", help="The user message to go back to just before (e.g. m000003).")
+    ],
+    files_only: Annotated[bool, typer.Option("--files-only", help="Restore the files only.")] = False,
+    conversation_only: Annotated[
+        bool, typer.Option("--conversation-only", help="Rewind the conversation only.")
+    ] = False,
+    force: ForceOption = False,
+    cwd: CwdOption = None,
+) -> None:
+    """Go back to just before a user message: its turns' file changes, the conversation, or both."""
+    from catbuddy.cli_commands.undo import rewind as rewind_to
+
+    if files_only and conversation_only:
+        raise fail(
+            "--files-only and --conversation-only exclude each other; give one or neither.", EXIT_USAGE
+        )
+    workspace, settings = load(ctx, cwd=cwd)
+    session = checked_session_id(session, "--session", workspace) or session
+    outcome = rewind_to(
+        workspace,
+        settings,
+        session,
+        to,
+        files=not conversation_only,
+        conversation=not files_only,
+        force=force,
+    )
+    typer.echo(outcome.text)
+
+
 @app.command()
 def compact(
     ctx: typer.Context,

@@ -35,6 +35,7 @@ from catbuddy.config_checks import (
     at_least,
     between,
     boolean,
+    choice_list,
     one_of,
     path_list,
     regex_list,
@@ -45,6 +46,7 @@ from catbuddy.config_checks import (
 from catbuddy.config_schema import Entries, Schema, Section, TopLevel, required, setting, table
 from catbuddy.trust import ProjectTrust
 
+EDIT_TOOLS = ("edit_file", "apply_patch")
 DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -58,6 +60,8 @@ class ModelSpec:
     context_window: int = required(at_least(256))
     max_output_tokens: int = required(at_least(1))
     encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
+    # The file-editing tools offered to this model; None: by its family (catbuddy.tools.offer).
+    edit_tools: tuple[str, ...] | None = setting(None, choice_list(*EDIT_TOOLS))
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,9 @@ class AgentSettings:
     max_depth: int = setting(1, at_least(0))  # 1: a subagent cannot start another; 0: no subagents
     max_turns: int = setting(20, at_least(1))  # model calls of a subagent unless its file says otherwise
     answer_tokens: int = setting(2000, at_least(100))  # the parent gets at most this much of an answer
+    # Checkpoints of the work tree before each turn's first change (catbuddy undo / rewind).
+    checkpoints: bool = setting(True, boolean)
+    checkpoint_max_file_mb: int = setting(10, at_least(1))  # bigger files are left out (and named once)
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,22 @@ def string_list(source: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def choice_list(*choices: str) -> Check:
+    """A non-empty list of some of ``choices``, each at most once."""
+
+    def check(source: str, key: str, value: Any) -> tuple[str, ...]:
+        items = string_list(source, key, value)
+        expected = "a non-empty list of " + ", ".join(f'"{c}"' for c in choices)
+        if not items or len(set(items)) != len(items):
+            raise ConfigError(source, key, expected, value)
+        for item in items:
+            if item not in choices:
+                raise ConfigError(source, key, expected, item)
+        return items
+
+    return check
+
+
 def path_list(source: str, key: str, value: Any) -> tuple[str, ...]:
     paths = string_list(source, key, value)
     for path in paths:

@@ -263,6 +263,29 @@ class CompactionUndone(Event):
 
 
 @dataclass
+class CheckpointSaved(Event):
+    """A turn changed files and its checkpoint is journaled: ``catbuddy undo`` can take it back."""
+
+    kind: ClassVar[str] = "checkpoint"
+    record: ClassVar[bool] = True
+    turn_id: str
+    message_id: str  # the user message the turn answered
+    files: int
+
+
+@dataclass
+class FilesRestored(Event):
+    """An undo, redo or rewind put files back (``action``: "undo", "redo" or "rewind")."""
+
+    kind: ClassVar[str] = "files_restored"
+    record: ClassVar[bool] = True
+    action: str
+    turns: list[str]
+    paths: list[str]
+    conflicts_kept: list[str] = field(default_factory=list)
+
+
+@dataclass
 class DreamProposed(Event):
     """``memory.dream = "ask"``: Dream's diff waits for ``AgentLoop.answer_dream(proposal_id, choice)``."""
 

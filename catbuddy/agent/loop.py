@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -21,12 +22,14 @@ from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
     ApprovalModeChanged,
+    CheckpointSaved,
     CompactionFinished,
     CompactionUndone,
     ContextStatus,
     DreamChoice,
     ErrorOccurred,
     Event,
+    FilesRestored,
     LoopState,
     ModelChanged,
     Notice,
@@ -44,6 +47,7 @@ from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, gover
 from catbuddy.agent.subagent import Subagents
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.checkpoints.manager import Checkpoints, Restore
 from catbuddy.config import Settings
 from catbuddy.config_checks import EFFORTS
 from catbuddy.context.assembly.builder import ContextBuilder
@@ -57,10 +61,11 @@ from catbuddy.memory.dream import DreamResult
 from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
-from catbuddy.session.history import HistoryEntry
+from catbuddy.session.fork import FORKED_KIND, fork_session
+from catbuddy.session.history import REWIND_KIND, HistoryEntry, message_number
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
-from catbuddy.tools.registry import ToolRegistry
+from catbuddy.tools.registry import ToolRegistry, edit_tools_for, offer_edit_tools
 from catbuddy.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -98,6 +103,13 @@ class AgentLoop:
         self._mcp_failures_shown: set[str] = set()
         self._warned: set[str] = set()  # workspace warnings already shown
         self.registry = build_registry(subagents=settings.agents.max_depth >= 1)
+        self.checkpoints = Checkpoints(
+            workspace.sessions_dir.parent,
+            workspace.work_root,
+            settings.tools.checkpoint_max_file_mb * 1_000_000,
+            enabled=settings.tools.checkpoints,
+            home=workspace.home,
+        )
         self.tool_context = ToolContext(workspace, settings, sessions_dir=self.store.sessions_dir)
         # The plan, plan mode and subagents (docs/architecture.md §5c).
         self.planning = PlanMode(workspace.work_root)
@@ -114,6 +126,7 @@ class AgentLoop:
         self.bus.set_recorder(self._record)
         self.approvals = ApprovalBroker()
         self.queued: list[str] = []
+        self._notes_for_model: list[str] = []  # told with the next user message (after /undo, /redo)
         self._conversation: Conversation | None = None
         self._compaction = CompactionState()
         self._turn_task: asyncio.Task[None] | None = None
@@ -151,6 +164,11 @@ class AgentLoop:
         else:
             self._create_session()
         await self._announce_safety()
+        if self.checkpoints.missing_git:
+            self.emit(Notice("git was not found: checkpoints are off, so turns cannot be undone.", "warning"))
+        elif self.checkpoints.enabled and self.channel == "tui":
+            # A daemon thread: quitting never waits for it (the git it runs finishes on its own).
+            threading.Thread(target=self.checkpoints.warm_up, name="checkpoint-warm-up", daemon=True).start()
         self._show_workspace_warnings(self.builder.build(self.channel).warnings)
         self.memory.start()
         if self.settings.mcp_servers:
@@ -218,9 +236,14 @@ class AgentLoop:
         self._set_conversation(conversation)
         for problem in conversation.problems:
             self.emit(Notice(f"Session {conversation.id}: {problem}", "warning"))
+        for restored in conversation.restores_since:  # e.g. `catbuddy undo` while the session was closed
+            self._note_restored(
+                str(restored.get("action", "undo")), list(restored["paths"]), restored.get("turns", [])
+            )
 
     def _set_conversation(self, conversation: Conversation) -> None:
         self._conversation = conversation
+        self._notes_for_model = []  # a note belongs to the session it was made in
         self._compaction = CompactionState()
         self.tool_context.session_id = conversation.id  # what `recall` searches
         self.emit(
@@ -344,6 +367,9 @@ class AgentLoop:
 
     def turn_context(self) -> TurnContext:
         """The collaborators of one turn or one /compact, with the model and its budget fixed."""
+        offer_edit_tools(
+            self.registry, edit_tools_for(self._model, self.settings.model_spec(self._model).edit_tools)
+        )
         registry = self.planning.registry(self.registry)  # plan mode offers reading tools only
         return TurnContext(
             settings=self.settings,
@@ -364,6 +390,7 @@ class AgentLoop:
             approvals=self.approvals,
             secrets=self._secrets,
             extra_layers=self._extra_layers(registry),
+            checkpoints=self.checkpoints,
         )
 
     def _extra_layers(self, registry: ToolRegistry) -> tuple[tuple[str, str], ...]:
@@ -429,9 +456,13 @@ class AgentLoop:
     async def _one_turn(self, text: str) -> None:
         self._turns += 1
         self._stop_requested = False
+        if self._notes_for_model:  # what changed outside the conversation since the last turn
+            text = text + "\n\n" + "\n".join(self._notes_for_model)
+            self._notes_for_model = []
         ctx = self.turn_context()
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
+        self.checkpoints.begin_turn(self.session_id, self.session.next_message_id)
         self.emit(TurnStarted(self._turns, text))
         try:
             outcome = await runner.run(text)
@@ -440,13 +471,23 @@ class AgentLoop:
             self.emit(TurnStopped(self._turns))
             outcome = TurnOutcome(TurnEndReason.STOPPED)
             if not self._stop_requested:
+                self.checkpoints.end_turn()  # a cancelled task cannot await: taken here, blocking
                 self._finish_turn(outcome)
                 raise
         except Exception as exc:  # the loop must survive anything a turn throws
             outcome = self._turn_failed(ctx, exc)
+        await self._checkpoint_turn()
         # A turn that ended with a plain answer ran nothing after its last call's prompt was built:
         # the status reuses it (the prompt is built once per model call, not again at the turn's end).
         self._finish_turn(outcome, runner.parts if outcome.reason is TurnEndReason.DONE else None)
+
+    async def _checkpoint_turn(self) -> None:
+        record = await asyncio.to_thread(self.checkpoints.end_turn)
+        if record is not None:
+            files = await asyncio.to_thread(
+                self.checkpoints.shadow.changed_between, record.before, record.after
+            )
+            self.emit(CheckpointSaved(record.id, record.message_id, len(files)))
 
     def _turn_failed(self, ctx: TurnContext, exc: Exception) -> TurnOutcome:
         """A known error (docs/architecture.md §14) says what happened and what to do; anything else is
@@ -543,6 +584,57 @@ class AgentLoop:
 
     def memory_status(self) -> dict[str, Any]:
         return self.memory.status()
+
+    # --- undo, redo, rewind, fork (docs/architecture.md §15) ------------------------------------------
+
+    async def plan_restore(self, action: str, message_id: str | None = None) -> Restore | None:
+        """What /undo, /redo or /rewind (to just before ``message_id``) would put back in this session;
+        None when there is nothing to undo or redo."""
+        if action == "undo":
+            return await asyncio.to_thread(self.checkpoints.plan_undo, self.session_id)
+        if action == "redo":
+            return await asyncio.to_thread(self.checkpoints.plan_redo, self.session_id)
+        if message_id is None:
+            raise ValueError("a rewind needs the message to go back to")
+        return await asyncio.to_thread(self.checkpoints.plan_rewind, self.session_id, message_id)
+
+    async def restore_files(self, restore: Restore, action: str, *, overwrite: bool = False) -> list[str]:
+        """Put the planned files back (conflicts too when ``overwrite``); recorded in the session."""
+        paths = await asyncio.to_thread(
+            self.checkpoints.apply, restore, undo=action != "redo", overwrite_conflicts=overwrite
+        )
+        kept = [p for p in restore.conflicts if p not in paths]
+        self.emit(FilesRestored(action, [t.id for t in restore.turns], paths, kept))
+        if paths:
+            self._note_restored(action, paths, [t.id for t in restore.turns])
+        return paths
+
+    def _note_restored(self, action: str, paths: list[str], turns: list[str]) -> None:
+        """The history still shows the undone edits: the next user message tells the model."""
+        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+        when = "after" if action == "redo" else "before"
+        self._notes_for_model.append(
+            f"[catbuddy: the user ran {action}; these files are back as they were {when} turn "
+            f"{', '.join(turns)}: {shown}. Read a file again before editing it.]"
+        )
+
+    async def rewind_conversation(self, message_id: str) -> int:
+        """The conversation ends just before ``message_id`` (a record; the file only grows); returns
+        how many messages the working history holds now."""
+        self.session.append_event(REWIND_KIND, to=message_id)
+        history = await asyncio.to_thread(self.conversation.reload_history)
+        cut = message_number(message_id)
+        self.conversation.transcript = [e for e in self.conversation.transcript if message_number(e.id) < cut]
+        return len(history.entries)
+
+    async def fork(self, at: str | None = None) -> str:
+        """A new session with this one's history (before message ``at``, if given); its id. The loop
+        stays on this session: resume the fork to continue it."""
+        new_id = await asyncio.to_thread(
+            fork_session, self.store, self.session.path, self.workspace.work_root, at
+        )
+        self.session.append_event(FORKED_KIND, role="source", fork=new_id, at=at or "")
+        return new_id
 
     async def new_session(self) -> None:
         await self.stop()

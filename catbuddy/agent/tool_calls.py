@@ -86,6 +86,8 @@ class ToolCallBatch:
             args, error = parse_arguments(call)
             name = call["function"]["name"]
             tool = self.ctx.registry.get(name)
+            if tool is not None and error is None:
+                args = tool.normalize_args(args)
             self.ctx.bus.emit(
                 ToolCallStarted(
                     call["id"],
@@ -189,6 +191,11 @@ class ToolCallBatch:
     async def _run_one(self, call: Call, args: dict[str, Any]) -> tuple[ToolResult, float]:
         tool = self.ctx.registry.get(call["function"]["name"])
         assert tool is not None
+        if not tool.read_only and self.ctx.checkpoints is not None:
+            # Before the turn's first call that may write: the checkpoint undo goes back to.
+            for text in await asyncio.to_thread(self.ctx.checkpoints.before_write):
+                self.ctx.bus.emit(Notice(text, "warning"))
+            self.ctx.checkpoints.note_writes(await asyncio.to_thread(tool.writes, args, self.ctx.tools))
         started = time.monotonic()
         # A write to a MEMORY.md keeps the previous version first (docs/architecture.md §13).
         memory_writes = await asyncio.to_thread(
@@ -251,6 +258,7 @@ class ToolCallBatch:
             return meta
         args, _ = parse_arguments(call)
         try:
+            args = tool.normalize_args(args)
             meta.facts = tool.ledger_facts(args, meta)
             meta.summary = one_line(tool.result_summary(args, meta))
         except Exception:  # a tool's bookkeeping must not cost the call its result

@@ -13,6 +13,7 @@ from typing import Any
 
 from catbuddy.agent.approval_broker import ApprovalBroker
 from catbuddy.agent.bus import EventBus
+from catbuddy.checkpoints.manager import Checkpoints
 from catbuddy.config import Settings
 from catbuddy.context.assembly.builder import BuiltPrompt, ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
@@ -47,6 +48,7 @@ class TurnContext:
     secrets: tuple[str, ...] = ()  # literal keys catbuddy holds: never in a tool result
     # Layers after the assembled prompt, (name, text): a subagent's instructions, plan mode's (§5c).
     extra_layers: tuple[tuple[str, str], ...] = ()
+    checkpoints: Checkpoints | None = None  # captures the work tree before the turn's first write
 
     @property
     def calibration_factor(self) -> float:

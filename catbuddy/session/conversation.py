@@ -13,7 +13,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history, shed_old_reasoning
+from catbuddy.session.history import (
+    HistoryEntry,
+    WorkingHistory,
+    rebuild_history,
+    shed_old_reasoning,
+    without_rewound,
+)
+from catbuddy.session.records import EventRecord, MessageRecord
 from catbuddy.session.store import Session, SessionStore
 from catbuddy.session.usage import SUBAGENT_KIND, USAGE_KIND, SessionUsage, usage_of
 
@@ -39,6 +46,9 @@ class Conversation:
     problems: list[str] = field(default_factory=list)  # found while loading, for the front end
     resumed: bool = False
     usage: SessionUsage = field(default_factory=SessionUsage)  # the provider's usage reports, summed
+    # Files put back (undo, redo, rewind) after the last message, e.g. by `catbuddy undo` while the session
+    # was closed: the event records' data, for the loop to tell the model with the next message.
+    restores_since: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def create(cls, store: SessionStore, work_root: Any, model: str) -> Conversation:
@@ -56,10 +66,15 @@ class Conversation:
         return cls(
             session,
             history,
-            [HistoryEntry(record.id, record.message, record.meta) for record in loaded.messages],
+            [
+                HistoryEntry(record.id, record.message, record.meta)
+                for record in without_rewound(loaded.records)
+                if isinstance(record, MessageRecord)
+            ],
             list(loaded.problems) + list(history.problems),
             resumed=True,
             usage=usage_of(loaded.records),
+            restores_since=_restores_since_last_message(loaded.records),
         )
 
     @property
@@ -122,3 +137,16 @@ class Conversation:
 
     def close(self) -> None:
         self.session.close()
+
+
+RESTORED_KIND = "files_restored"  # the event record agent/events.FilesRestored writes
+
+
+def _restores_since_last_message(records: list[Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for record in records:
+        if isinstance(record, MessageRecord):
+            found = []
+        elif isinstance(record, EventRecord) and record.kind == RESTORED_KIND and record.data.get("paths"):
+            found.append(dict(record.data))
+    return found

@@ -14,9 +14,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, MessageRecord, Record
+from catbuddy.session.records import (
+    CompactionRecord,
+    CompactionUndoRecord,
+    EventRecord,
+    MessageRecord,
+    Record,
+)
 
 SUMMARY_PREFIX = "[Previous conversation summary]: "
+REWIND_KIND = "conversation_rewound"  # an event record: the messages from ``to`` on no longer count
 # An assistant message's reasoning (catbuddy.llm.reasoning): kept on disk, sent back only within the user
 # turn that produced it, so the working history sheds it when the next user message arrives.
 REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
@@ -84,8 +91,36 @@ def active_compactions(
     return active
 
 
+def message_number(message_id: str) -> int:
+    """``m000042`` -> 42 (message ids grow with each message, rewound or not)."""
+    digits = "".join(c for c in message_id if c.isdigit())
+    return int(digits) if digits else 0
+
+
+def without_rewound(records: Iterable[Record]) -> list[Record]:
+    """The records that still count after every rewind: a rewind drops the messages before it from its
+    ``to`` message on, and the compactions that folded any of them (the file itself only grows)."""
+    kept: list[Record] = []
+    for record in records:
+        if (
+            isinstance(record, EventRecord)
+            and record.kind == REWIND_KIND
+            and isinstance(record.data.get("to"), str)
+        ):
+            cut = message_number(record.data["to"])
+            kept = [
+                r
+                for r in kept
+                if not (isinstance(r, MessageRecord) and message_number(r.id) >= cut)
+                and not (isinstance(r, CompactionRecord) and message_number(r.folded_through) >= cut)
+            ]
+            continue
+        kept.append(record)
+    return kept
+
+
 def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
-    records = list(records)
+    records = without_rewound(records)
     history = WorkingHistory()
     messages = [record for record in records if isinstance(record, MessageRecord)]
     active = active_compactions(records, history.problems)

@@ -143,6 +143,11 @@ class Session:
     def closed(self) -> bool:
         return self._file is None
 
+    @property
+    def next_message_id(self) -> str:
+        """The id the next appended message gets (a turn's checkpoint names its user message by it)."""
+        return self._new_id(MESSAGE_ID_PREFIX)
+
     def append_message(self, message: Mapping[str, Any], meta: Mapping[str, Any] | None = None) -> str:
         """Append an OpenAI chat message exactly as given; returns its new id (``m000001``, …). ``meta``
         (a tool message's ``ToolMeta``) is stored beside it in the record, not in the message.

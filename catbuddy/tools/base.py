@@ -163,6 +163,11 @@ class Tool(ABC):
         with the result so a resumed session shows what the live one did."""
         return describe_outcome(meta)
 
+    def normalize_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments as the tool reads them, before approval sees them: an alias another
+        agent's tool uses (``file_path``) becomes the key the approval policy checks (``path``)."""
+        return args
+
     def preview(self, args: Mapping[str, Any], ctx: ToolContext) -> Preview:
         """What the approval dialog shows (blocking: called in a thread). Paths must resolve exactly as the
         call will, so the preview shows what the user approves; nothing useful: an empty preview."""

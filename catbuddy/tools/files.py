@@ -26,6 +26,7 @@ from catbuddy.text import (
 )
 from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
 from catbuddy.tools.base import Preview, Tool, ToolContext, ToolError, ToolResult
+from catbuddy.tools.edit_ladder import STAGE_NOTES, Ambiguous, Found, Stage, find_edit
 from catbuddy.tools.fileio import (
     check_regular,
     count_remaining_lines,
@@ -65,25 +66,35 @@ class TextFile:
     text: str  # newlines normalised to "\n" when the file uses CRLF throughout
     bom: bool
     crlf: bool
+    raw: bool = False  # binary or not UTF-8: undecodable bytes kept as surrogates, exact edits only
 
     def encode(self, text: str) -> bytes:
         if self.crlf:
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return (b"\xef\xbb\xbf" if self.bom else b"") + valid_text(text).encode("utf-8")
+        bom = b"\xef\xbb\xbf" if self.bom else b""
+        if self.raw:
+            return bom + text.encode("utf-8", "surrogateescape")
+        return bom + valid_text(text).encode("utf-8")
 
 
 def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
 
 
-def load_text(path: Path, shown: str) -> TextFile:
+def load_text(path: Path, shown: str, *, raw_ok: bool = False) -> TextFile:
+    """The file as text; a binary or non-UTF-8 file is refused, or with ``raw_ok`` kept byte for byte
+    (undecodable bytes as surrogates) for exact edits only."""
     data = read_bytes(path, shown, EDIT_MAX_BYTES)
-    if looks_binary(data):
-        raise ToolError(f"{shown} is a binary file; read_file and edit_file only handle text.")
     bom = data.startswith(b"\xef\xbb\xbf")
+    if looks_binary(data):
+        if not raw_ok:
+            raise ToolError(f"{shown} is a binary file; read_file and edit_file only handle text.")
+        return TextFile(data.decode("utf-8", "surrogateescape"), False, False, raw=True)
     try:
         text = data[3 if bom else 0 :].decode("utf-8")
     except UnicodeDecodeError as exc:
+        if raw_ok:
+            return TextFile(data[3 if bom else 0 :].decode("utf-8", "surrogateescape"), bom, False, raw=True)
         raise ToolError(
             f"{shown} is not UTF-8 text (byte {exc.start}); it cannot be read or edited as text."
         ) from None
@@ -308,6 +319,56 @@ class WriteFileTool(Tool):
 # --- edit_file --------------------------------------------------------------------------------------
 
 
+def path_alias(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``file_path`` (the name other agents' edit tools use) accepted for ``path``."""
+    out = dict(args)
+    if out.get("path") is None and isinstance(out.get("file_path"), str):
+        out["path"] = out.pop("file_path")
+    return out
+
+
+@dataclass
+class PlannedEdit:
+    updated: str
+    found: Found | None  # None: old_string empty on an empty or missing file (the edit writes it)
+
+
+def plan_edit(file: TextFile, old: str, new: str, replace_all: bool, shown: str) -> PlannedEdit:
+    """What the file becomes, by the matching ladder (tools/edit_ladder.py); ToolError when no stage finds
+    old_string exactly once. The file's line endings and final newline stay as they were."""
+    old, new = valid_text(old), valid_text(new)
+    if file.crlf or "\r" not in file.text:  # the model's CRLF never lands in an LF file
+        old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    text = file.text
+    if not old:
+        if text.strip():
+            raise ToolError(
+                f"`old_string` is empty but {shown} is not. Quote the text to replace, or use write_file "
+                "to rewrite the whole file."
+            )
+        return PlannedEdit(new, None)
+    if old == new:
+        raise ToolError("`old_string` and `new_string` are the same; nothing to change.")
+    try:
+        found = find_edit(text, old, new, replace_all=replace_all, fuzzy=not file.raw)
+    except Ambiguous as many:
+        raise ToolError(
+            f"old_string occurs {many.count} times in {shown} (lines {', '.join(map(str, many.lines))}). "
+            "Include more surrounding lines to make it unique, or set replace_all=true to replace every one."
+        ) from None
+    if found is None:
+        message = _no_match_message(text, old, shown)
+        if file.raw:
+            message += f" ({shown} is not UTF-8 text, so only an exact match is tried.)"
+        raise ToolError(message)
+    updated = found.apply(text)
+    if text.endswith("\n") and updated and not updated.endswith("\n"):
+        updated += "\n"  # the file's final newline stays, whatever new_string ends with
+    elif text and not text.endswith("\n") and updated.endswith("\n"):
+        updated = updated[:-1]
+    return PlannedEdit(updated, found)
+
+
 class EditFileTool(Tool):
     name = "edit_file"
     parameters = {
@@ -322,96 +383,105 @@ class EditFileTool(Tool):
     }
     kind = ToolKind.EDIT
 
+    def normalize_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        return path_alias(args)
+
     def preview(self, args: Mapping[str, Any], ctx: ToolContext) -> Preview:
         old_string, new_string = args.get("old_string"), args.get("new_string")
 
         def edited(old: str | None) -> str | None:
-            if (
-                old is None
-                or not isinstance(old_string, str)
-                or not isinstance(new_string, str)
-                or not old_string
-            ):
+            if old is None or not isinstance(old_string, str) or not isinstance(new_string, str):
                 return None
-            return old.replace(old_string, new_string, -1 if args.get("replace_all") else 1)
+            crlf = "\r\n" in old and old.count("\r\n") == old.count("\n")
+            file = TextFile(old.replace("\r\n", "\n") if crlf else old, False, crlf)
+            try:
+                return plan_edit(file, old_string, new_string, bool(args.get("replace_all")), "").updated
+            except ToolError:
+                return None
 
-        return diff_preview(args, ctx, edited)
+        return diff_preview(path_alias(args), ctx, edited)
 
     def writes(self, args: Mapping[str, Any], ctx: ToolContext) -> list[Path] | None:
-        return written_path(args, ctx)
+        return written_path(path_alias(args), ctx)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._edit, args, ctx)
+        return await asyncio.to_thread(self._edit, path_alias(args), ctx)
 
     def _edit(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         old, new = args.get("old_string"), args.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str):
             raise ToolError("`old_string` and `new_string` must both be strings.")
-        if not old:
-            raise ToolError("`old_string` is empty. To create or rewrite a whole file use write_file.")
         if old == new:
             raise ToolError("`old_string` and `new_string` are the same; nothing to change.")
         path = resolve_path(ctx, args.get("path"), for_write=True)
         shown = display_path(ctx, path)
         default = None
+        missing = False
         if check_regular(path, shown, "edit") is None:
             # A workspace file still shipped as a default: edit the default; the edit creates the file.
             default = ctx.workspace.shipped_default_for(path)
             if default is None:
-                raise not_found(path, shown)
+                if old:
+                    raise not_found(path, shown)
+                missing = True  # an empty old_string creates the file
         elif path.is_dir():
             raise ToolError(f"{shown} is a directory.")
-        file = TextFile(default, False, False) if default is not None else load_text(path, shown)
-        if file.crlf:  # the model writes "\n"; the file keeps its CRLF on the way out
-            old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
-        text = file.text
-        count = text.count(old)
-        if count == 0:
-            raise ToolError(_no_match_message(text, old, shown))
-        if count > 1 and not args.get("replace_all"):
-            lines = _match_lines(text, old)
-            raise ToolError(
-                f"old_string occurs {count} times in {shown} (lines {', '.join(map(str, lines))}). Include more "
-                "surrounding lines to make it unique, or set replace_all=true to replace every one."
-            )
-        first_line = text[: text.index(old)].count("\n") + 1
-        updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        if default is not None:
+        if missing:
+            file = TextFile("", False, False)
+        elif default is not None:
+            file = TextFile(default, False, False)
+        else:
+            file = load_text(path, shown, raw_ok=True)
+        plan = plan_edit(file, old, new, bool(args.get("replace_all")), shown)
+        text, updated = file.text, plan.updated
+        if default is not None or missing:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise ToolError(f"cannot create the folder of {shown} ({exc.strerror or exc}).") from None
         write_bytes(path, shown, file.encode(updated))
+        lines = line_count(updated)
+        if plan.found is None:
+            change = PathChange(shown, Change.CREATED if missing else Change.MODIFIED, lines, 0)
+            verb = "Created" if missing else "Wrote"
+            return ToolResult(f"{verb} {shown} ({lines:,} lines).", meta={"created": missing}, paths=[change])
+        found = plan.found
         diff = unified_diff(text, updated, shown)
-        replaced = count if args.get("replace_all") else 1
+        replaced = len(found.spans)
+        first_line = text[: found.first].count("\n") + 1
         verb = (
             f"Created {shown} from the shipped default and edited it"
             if default is not None
             else f"Edited {shown}"
         )
         summary = f"{verb}: replaced {replaced} occurrence{'s' if replaced > 1 else ''} (first at line {first_line})."
+        if found.stage is not Stage.EXACT:
+            summary += f" Matched {found.stage.value}: {STAGE_NOTES[found.stage]}."
         capped = truncate_lines(diff, DIFF_MAX_LINES, "Read the file to see the rest.")
         if default is not None:
-            change = PathChange(shown, Change.CREATED, line_count(updated), 0)
+            change = PathChange(shown, Change.CREATED, lines, 0)
         else:
             change = PathChange(shown, Change.MODIFIED, *diff_stat(diff))
         return ToolResult(
-            f"{summary}\n\n{capped}", display=diff, meta={"replacements": replaced}, paths=[change]
+            f"{summary}\n\n{capped}",
+            display=diff,
+            meta={"replacements": replaced, "match": found.stage.value},
+            paths=[change],
         )
 
 
-def _match_lines(text: str, needle: str) -> list[int]:
-    lines, start = [], 0
-    while (index := text.find(needle, start)) >= 0:
-        lines.append(text.count("\n", 0, index) + 1)
-        start = index + max(len(needle), 1)
-    return lines
-
-
 def _no_match_message(text: str, old: str, shown: str) -> str:
-    """Show the region of the file most like old_string, so the model can copy the real text."""
+    closest = closest_match(text, old)
+    message = f"old_string was not found in {shown}. {closest}"
+    if closest.startswith("The closest match"):
+        message += "\nCopy the exact text (without the line-number prefix) into old_string and retry."
+    return message
+
+
+def closest_match(text: str, wanted: str) -> str:
+    """The region of the file most like ``wanted``, numbered, so the model can copy the real text."""
     lines = text.split("\n")
-    want = old.strip("\n").split("\n")
+    want = wanted.strip("\n").split("\n")
     size = max(1, min(len(want), len(lines)))
     target = "\n".join(want)
     scored: list[tuple[float, int]] = []
@@ -423,15 +493,10 @@ def _no_match_message(text: str, old: str, shown: str) -> str:
         ratio = difflib.SequenceMatcher(None, target, "\n".join(lines[start : start + size])).ratio()
         if ratio > best_ratio:
             best_ratio, best = ratio, start
-    message = f"old_string was not found in {shown}."
     if best_ratio < 0.3:
-        return message + " Nothing in the file is close to it; read the file and copy the exact text."
+        return "Nothing in the file is close to it; read the file and copy the exact text."
     region = lines[best : best + min(size, CLOSEST_MAX_LINES)]
-    hint = ""
-    if [w.strip() for w in want] == [r.strip() for r in lines[best : best + size]]:
-        hint = " It differs only in whitespace or indentation."
     return (
-        f"{message} The closest match (lines {best + 1}-{best + len(region)}, {best_ratio:.0%} similar) is:{hint}\n"
-        f"{number_lines(region, best + 1)}\n"
-        "Copy the exact text (without the line-number prefix) into old_string and retry."
+        f"The closest match (lines {best + 1}-{best + len(region)}, {best_ratio:.0%} similar) is:\n"
+        f"{number_lines(region, best + 1)}"
     )

@@ -24,7 +24,12 @@ BUILTIN_ORDER = (
     "recall",  # appended, never inserted: the schemas' order is part of the cached prompt prefix
     "update_plan",
     "task",  # registered by the agent when subagents are allowed ([agents] max_depth)
+    "apply_patch",  # offered by model (agent/toolset.py edit_tools_for)
 )
+OFFERED_BY_MODEL = ("apply_patch",)  # not in builtin_tools(): offer_edit_tools adds them per model
+# Families trained on Codex's patch format get apply_patch instead of edit_file, unless the model's
+# `edit_tools` setting says otherwise.
+PATCH_FAMILIES = ("gpt-4.1", "gpt-5", "o1", "o3", "o4")
 JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -57,6 +62,31 @@ def builtin_tools() -> list[Tool]:
         RecallTool(),
         UpdatePlanTool(),
     ]
+
+
+def edit_tools_for(model: str, chosen: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The file-editing tools offered to ``model``: ``chosen`` (its `edit_tools` setting), else by family."""
+    if chosen:
+        return chosen
+    base = model.split("/")[-1].lower()
+    if base.startswith(PATCH_FAMILIES) or "codex" in base:
+        return ("apply_patch",)
+    return ("edit_file",)
+
+
+def offer_edit_tools(registry: ToolRegistry, names: tuple[str, ...]) -> None:
+    """Register exactly the chosen editing tools; nothing changes (no schema is rebuilt) when they
+    already are."""
+    from catbuddy.tools.apply_patch import ApplyPatchTool
+    from catbuddy.tools.files import EditFileTool
+
+    makers: dict[str, type[Tool]] = {"edit_file": EditFileTool, "apply_patch": ApplyPatchTool}
+    for name, make in makers.items():
+        present = registry.get(name) is not None
+        if name in names and not present:
+            registry.register(make())
+        elif name not in names and present:
+            registry.unregister(name)
 
 
 class ToolRegistry:

@@ -6,12 +6,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from textual.app import App
-
 from catbuddy.agent.api import Agent
 from catbuddy.config import APPROVAL_MODES
 from catbuddy.messages import content_text
 from catbuddy.tui.lazy import lazy_module
+from catbuddy.tui.slash_undo import UndoCommands
 from catbuddy.tui.widgets import slash_table
 from catbuddy.workspace import shipped_default
 
@@ -39,7 +38,7 @@ HELP_KEYS = """Keys: Enter send · Shift+Enter / Ctrl+J newline · Up/Down histo
       Typing while the agent works queues your message for after the turn."""
 
 
-class SlashCommands(App[str | None]):
+class SlashCommands(UndoCommands):
     """Needs from the app: the loop, the workspace and settings, and the helpers declared below."""
 
     if TYPE_CHECKING:

@@ -82,6 +82,8 @@ SAMPLES: list[ev.Event] = [
         {"calls": 3, "prompt_tokens": 5400, "cached_tokens": 0, "completion_tokens": 90},
         [{"role": "user", "content": "find it"}, {"role": "assistant", "content": "config.py:12 loads it"}],
     ),
+    ev.CheckpointSaved("t1", "m000001", 3),
+    ev.FilesRestored("undo", ["t1"], ["a.py", "made.txt"], ["notes.txt"]),
 ]
 
 

@@ -40,6 +40,7 @@ def test_the_records_are_the_stop_error_governance_approval_usage_and_setting_ev
     assert kinds == {
         "approval_resolved", "usage", "governance", "error", "model", "approval_mode", "stop",
         "iteration_cap", "context_length_exceeded", "compaction_failed", "plan_mode", "subagent",
+        "checkpoint", "files_restored",
     }  # fmt: skip
 
 

@@ -17,7 +17,8 @@ import catbuddy
 PACKAGE = Path(catbuddy.__file__).parent
 FRONT_ENDS = ("catbuddy.tui",)
 ENGINE = ("catbuddy.agent", "catbuddy.context", "catbuddy.llm", "catbuddy.tools", "catbuddy.session",
-          "catbuddy.sandbox", "catbuddy.safety", "catbuddy.skills", "catbuddy.mcp", "catbuddy.memory")  # fmt: skip
+          "catbuddy.sandbox", "catbuddy.safety", "catbuddy.skills", "catbuddy.mcp", "catbuddy.memory",
+          "catbuddy.checkpoints")  # fmt: skip
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 # The layers of catbuddy's top-level packages and modules, highest first: a package imports only from
 # layers below its own, never from its own layer or above. docs/architecture.md §1 shows the same table
@@ -34,6 +35,7 @@ LAYERS = (
     ("tools", "llm"),
     ("context", "safety"),
     ("sandbox", "session", "skills", "subagents"),
+    ("sandbox", "session", "skills", "checkpoints"),
     ("config", "workspace", "logs", "stop_signals"),
     ("trust", "instructions", "markdown_comments", "messages", "model_encodings", "resources",
      "tool_meta"),

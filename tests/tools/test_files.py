@@ -138,12 +138,15 @@ async def test_edit_file_no_match_shows_closest_region(ctx: ToolContext, root: P
     assert "     2\t    return compute(1, 2)" in str(err.value)
 
 
-async def test_edit_file_reports_whitespace_only_difference(ctx: ToolContext, root: Path) -> None:
+async def test_edit_file_applies_a_whitespace_only_difference_in_the_files_indentation(
+    ctx: ToolContext, root: Path
+) -> None:
     (root / "m.py").write_text("if x:\n\treturn 1\n")
-    with pytest.raises(ToolError, match="whitespace"):
-        await EditFileTool().run(
-            {"path": "m.py", "old_string": "if x:\n    return 1", "new_string": "y"}, ctx
-        )
+    result = await EditFileTool().run(
+        {"path": "m.py", "old_string": "if x:\n    return 1", "new_string": "if x:\n    return 2"}, ctx
+    )
+    assert result.meta["match"] == "indentation-flexible"
+    assert (root / "m.py").read_text() == "if x:\n\treturn 2\n"
 
 
 async def test_edit_file_several_matches_need_replace_all(ctx: ToolContext, root: Path) -> None:

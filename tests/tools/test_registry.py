@@ -7,7 +7,7 @@ import pytest
 
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.tools.base import Tool, ToolContext, ToolError, ToolResult
-from catbuddy.tools.registry import BUILTIN_ORDER, ToolRegistry, builtin_tools, run_tool
+from catbuddy.tools.registry import BUILTIN_ORDER, OFFERED_BY_MODEL, ToolRegistry, builtin_tools, run_tool
 
 
 class Echo(Tool):
@@ -37,7 +37,7 @@ class Other(Echo):
 def test_builtin_tools_have_unique_names_and_valid_schemas() -> None:
     tools = builtin_tools()
     names = [t.name for t in tools]
-    assert names == [n for n in BUILTIN_ORDER if n not in ("skill", "task")]
+    assert names == [n for n in BUILTIN_ORDER if n not in ("skill", "task") and n not in OFFERED_BY_MODEL]
     for tool in tools:
         schema = tool.schema()["function"]
         assert schema["parameters"]["type"] == "object"
@@ -47,15 +47,15 @@ def test_builtin_tools_have_unique_names_and_valid_schemas() -> None:
 
 def test_registry_orders_builtins_first_then_others_sorted() -> None:
     registry = ToolRegistry([Echo(), Other(), *reversed(builtin_tools())])
-    builtins = [n for n in BUILTIN_ORDER if n not in ("skill", "task")]
+    builtins = [n for n in BUILTIN_ORDER if n not in ("skill", "task") and n not in OFFERED_BY_MODEL]
     assert registry.names()[: len(builtins)] == builtins
     assert registry.names()[len(builtins) :] == ["mcp__a__other", "mcp__b__echo"]
     assert [s["function"]["name"] for s in registry.schemas()] == registry.names()
 
 
 def test_new_builtins_are_appended_so_older_prefixes_keep_their_order() -> None:
-    assert BUILTIN_ORDER[-3:] == ("recall", "update_plan", "task")
-    assert BUILTIN_ORDER[:-3] == (
+    assert BUILTIN_ORDER[-4:] == ("recall", "update_plan", "task", "apply_patch")
+    assert BUILTIN_ORDER[:-4] == (
         "read_file", "write_file", "edit_file", "list_dir", "grep", "exec", "web_fetch", "web_search", "skill"
     )  # fmt: skip
 

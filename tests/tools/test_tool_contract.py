@@ -24,7 +24,8 @@ PACKAGE = Path(catbuddy.__file__).parent
 GOLDEN = Path(__file__).parent / "builtin_tool_schemas.json"
 # Where a built-in's name may be written besides its own module: the order the schemas are offered in,
 # and the reader of sessions stored before results carried their outcome (their tools, by old names).
-NAMING_MODULES = {"catbuddy.tools.registry", "catbuddy.context.compaction.ledger_legacy"}
+# The `edit_tools` setting's choices (catbuddy.config) are checked when the configuration is read.
+NAMING_MODULES = {"catbuddy.tools.registry", "catbuddy.context.compaction.ledger_legacy", "catbuddy.config"}
 # The same word meaning something else.
 OTHER_MEANINGS = {
     ("kinds.py", "exec"): "ToolKind.EXEC, a kind of tool",

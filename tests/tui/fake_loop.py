@@ -197,6 +197,29 @@ class FakeLoop:
         self.emit(event)
         return event
 
+    # /undo, /redo, /rewind, /fork: a plan with one conflict when ``conflict`` is set
+    undo_plan: Any = None
+    restored: list[tuple[str, bool]] = []
+    rewound: list[str] = []
+    forks: list[str | None] = []
+
+    async def plan_restore(self, action: str, message_id: str | None = None) -> Any:
+        return self.undo_plan
+
+    async def restore_files(self, restore: Any, action: str, *, overwrite: bool = False) -> list[str]:
+        self.restored.append((action, overwrite))
+        return [p for p in restore.paths if overwrite or p not in restore.conflicts]
+
+    async def rewind_conversation(self, message_id: str) -> int:
+        self.rewound.append(message_id)
+        cut = int(message_id[1:])
+        self.messages = self.messages[: cut - 1]
+        return len(self.messages)
+
+    async def fork(self, at: str | None = None) -> str:
+        self.forks.append(at)
+        return "s-20250101-0009"
+
     async def new_session(self) -> None:
         self.session_id = "s-20250101-0002"
         self.messages = []

@@ -297,3 +297,82 @@ async def test_context_at_80_columns_keeps_each_part_on_one_line(fake_app) -> No
         assert width < 80
         assert any("AGENTS.md (shipped default)" in line and "296" in line for line in lines)
         assert any("services/api/CLAUDE.md" in line and "96" in line for line in lines)
+
+
+def undo_plan(conflicts: list[str]):
+    from catbuddy.checkpoints.journal import TurnRecord
+    from catbuddy.checkpoints.manager import Restore
+
+    turn = TurnRecord("t2", "s", "m000003", "a" * 40, "b" * 40, 0.0)
+    return Restore([turn], ["a.py", "b.py"], conflicts)
+
+
+async def test_undo_lists_the_files_and_asks_before_restoring(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].undo_plan = undo_plan([])
+        holder["loop"].restored = []
+        await run_command(app, pilot, "/undo")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoicePicker))
+        assert "a.py" in last_notice(app) and "b.py" in last_notice(app)
+        assert holder["loop"].restored == []  # nothing before the answer
+        await pilot.press("enter")  # "restore 2 file(s)"
+        await wait_for(pilot, lambda: "restored 2 file(s)" in last_notice(app))
+        assert holder["loop"].restored == [("undo", False)]
+
+
+async def test_undo_with_a_file_changed_since_offers_to_keep_it(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].undo_plan = undo_plan(["b.py"])
+        holder["loop"].restored = []
+        await run_command(app, pilot, "/undo")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoicePicker))
+        assert "b.py  ← changed since the turn" in last_notice(app)
+        await pilot.press("down", "enter")  # keep the ones changed since
+        await wait_for(pilot, lambda: "kept as you changed them: b.py" in last_notice(app))
+        assert holder["loop"].restored == [("undo", False)]
+
+
+async def test_undo_with_nothing_to_undo_says_so(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].undo_plan = None
+        await run_command(app, pilot, "/undo")
+        assert "Nothing to undo" in await wait_for(pilot, lambda: last_notice(app))
+
+
+async def test_rewind_picks_a_message_and_rewinds_the_conversation(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        loop = holder["loop"]
+        loop.messages = [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "one"},
+            {"role": "user", "content": "second"},
+            {"role": "assistant", "content": "two"},
+        ]
+        loop.rewound = []
+        await run_command(app, pilot, "/rewind")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoicePicker))
+        await pilot.press("enter")  # the newest user message first: m000003 "second"
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ChoicePicker) and "Restore what" in app.screen.title_text
+        )
+        await pilot.press("down", "enter")  # the conversation only
+        await wait_for(pilot, lambda: "ends just before m000003" in last_notice(app))
+        assert loop.rewound == ["m000003"] and len(loop.messages) == 2
+
+
+async def test_fork_starts_a_session_and_says_how_to_resume_it(fake_app) -> None:
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        holder["loop"].forks = []
+        await run_command(app, pilot, "/fork")
+        assert "/resume s-20250101-0009" in await wait_for(pilot, lambda: last_notice(app))
+        assert holder["loop"].forks == [None]

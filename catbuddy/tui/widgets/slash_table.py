@@ -27,6 +27,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("memory", "Edit both MEMORY.md files, or review their changes", "[log|diff [N]|undo]"),
     SlashCommand("dream", "Distil pending memory entries into MEMORY.md now", "[--dry-run]"),
     SlashCommand("edit", "Edit a workspace file in the app", "AGENTS.md|SOUL.md|USER.md|TOOLS.md|MEMORY.md"),
+    SlashCommand("undo", "Take back the file changes of this session's latest turn (again: the one before)"),
+    SlashCommand("redo", "Put back what the latest /undo took back"),
+    SlashCommand(
+        "rewind", "Go back to before an earlier message: conversation, files or both", "[message id]"
+    ),
+    SlashCommand("fork", "Start a new session with this one's history (up to a message)", "[message id]"),
     SlashCommand("sessions", "Find and resume a session of this project"),
     SlashCommand("resume", "Resume a session (picker, or by id)", "[id]"),
     SlashCommand("model", "Switch the model for this session", "[name]"),
