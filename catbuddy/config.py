@@ -171,6 +171,9 @@ class ToolSettings:
     max_argument_bytes: int = setting(256 * 1024, at_least(1024))
     max_result_chars: int = setting(100_000, at_least(1000))
     plan_max_steps: int = setting(50, at_least(1))  # update_plan refuses a longer plan
+    # Checkpoints of the work tree before each turn's first change (catbuddy undo / rewind).
+    checkpoints: bool = setting(True, boolean)
+    checkpoint_max_file_mb: int = setting(10, at_least(1))  # bigger files are left out (and named once)
 
 
 @dataclass(frozen=True)
@@ -181,9 +184,6 @@ class AgentSettings:
     max_depth: int = setting(1, at_least(0))  # 1: a subagent cannot start another; 0: no subagents
     max_turns: int = setting(20, at_least(1))  # model calls of a subagent unless its file says otherwise
     answer_tokens: int = setting(2000, at_least(100))  # the parent gets at most this much of an answer
-    # Checkpoints of the work tree before each turn's first change (catbuddy undo / rewind).
-    checkpoints: bool = setting(True, boolean)
-    checkpoint_max_file_mb: int = setting(10, at_least(1))  # bigger files are left out (and named once)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # annotations only: importing this seam must not pull in the 
         DreamChoice,
         LoopState,
     )
-    from catbuddy.context.compaction.plan import Plan
     from catbuddy.checkpoints.manager import Restore
+    from catbuddy.context.compaction.plan import Plan
     from catbuddy.context.governance.report import ContextReport
     from catbuddy.memory.dream import DreamResult
     from catbuddy.session.history import HistoryEntry
