@@ -22,6 +22,7 @@ from catbuddy.launch import (
     exit_now,
     load_workspace,
     open_app,
+    split_arguments,
 )
 
 if TYPE_CHECKING:
@@ -34,9 +35,18 @@ COUNT_NEEDS_INPUT = (
 )
 
 
+FIRST_MESSAGE = "catbuddy.first_message"  # ctx.meta key: the app's first message from the command line
+
+
 class _Commands(TyperGroup):
     """Every command, with the one handler of catbuddy's errors (docs/architecture.md §14): a known error
     is printed as `catbuddy: <message> <hint>` and ends the command with its exit code, never a traceback."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # `catbuddy [options] "PROMPT"` opens the app with PROMPT sent; `-p PROMPT` is `run PROMPT`.
+        parsed = split_arguments(list(args))
+        ctx.meta[FIRST_MESSAGE] = parsed.first_message
+        return super().parse_args(ctx, parsed.args)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -48,7 +58,9 @@ class _Commands(TyperGroup):
 app = typer.Typer(
     cls=_Commands,
     name="catbuddy",
-    help="catbuddy 🐱 — a local-first terminal coding assistant. With no command, opens the terminal app.",
+    help="catbuddy 🐱 — a local-first terminal coding assistant. With no command, opens the terminal app; "
+    'catbuddy "PROMPT" opens it with that message sent; catbuddy -p "PROMPT" is catbuddy run "PROMPT".',
+    options_metavar="[OPTIONS] [PROMPT]",
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -140,7 +152,9 @@ ApprovalOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 SandboxOption = Annotated[
     str | None,
-    typer.Option("--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."),
+    typer.Option(
+        "--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."
+    ),
 ]
 TrustOption = Annotated[
     bool,
@@ -175,7 +189,12 @@ def main_callback(
     ] = False,
 ) -> None:
     ctx.obj = GlobalOptions(
-        cwd=cwd, model=model, base_url=base_url, approval=approval, sandbox=sandbox, trust_project=trust_project
+        cwd=cwd,
+        model=model,
+        base_url=base_url,
+        approval=approval,
+        sandbox=sandbox,
+        trust_project=trust_project,
     )
     if ctx.invoked_subcommand is not None:
         from catbuddy.logs import log_to_stderr
@@ -185,7 +204,15 @@ def main_callback(
     checked_session_id(resume, "--resume")
     workspace, settings = load(ctx)
     checked_session_id(resume, "--resume", workspace)
-    open_app(workspace, settings, ctx.obj, resume=resume, continue_latest=continue_latest, inline=inline)
+    open_app(
+        workspace,
+        settings,
+        ctx.obj,
+        resume=resume,
+        continue_latest=continue_latest,
+        inline=inline,
+        first_message=ctx.meta.get(FIRST_MESSAGE),
+    )
     skip_teardown()  # the app has closed the session
 
 
@@ -197,7 +224,9 @@ def _log_model_calls(workspace: Workspace) -> None:
 
 
 @app.command()
-def demo(inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False) -> None:
+def demo(
+    inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False,
+) -> None:
     """Try catbuddy without a key: the app against a scripted model, in a temporary folder."""
     from catbuddy.cli_commands.demo import run_demo
 
@@ -364,9 +393,14 @@ def run(
     if as_json and stream_json:
         raise fail("use either --json or --stream-json, not both", EXIT_USAGE)
     if approvals_from_stdin and not stream_json:
-        raise fail("--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE)
+        raise fail(
+            "--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE
+        )
     if approvals_from_stdin and (prompt is None or prompt == "-"):
-        raise fail("with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers", EXIT_USAGE)
+        raise fail(
+            "with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers",
+            EXIT_USAGE,
+        )
     checked_session_id(resume, "--resume")
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():

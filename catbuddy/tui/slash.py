@@ -118,7 +118,9 @@ class SlashCommands(App[str | None]):
 
     async def _undo_compaction(self) -> None:
         result = await self.agent.undo_compaction()
-        self.notice(f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning")
+        self.notice(
+            f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning"
+        )
         if result.ok:
             self.refresh_context()
 
@@ -287,10 +289,24 @@ class SlashCommands(App[str | None]):
         await self.show_session()
         self.notice(f"Resumed session {session_id}", "success")
 
+    async def slash_clear(self, argument: str) -> None:
+        await self.slash_new(argument)  # the name Claude Code and Codex users type
+
     async def slash_model(self, argument: str) -> None:
         if not argument:
+            from catbuddy.llm.model_list import endpoint_models, ordered
+            from catbuddy.tui.screens.choice import ChoicePicker
+
             known = sorted(name for name in self.settings.models if name != "default")
-            names = [self.agent.model] + [name for name in known if name != self.agent.model]
+            self.notice("Asking the endpoint for its models…", "info")
+            listed = await endpoint_models(self.settings)
+            names = ordered(self.agent.model, known, listed.names)
+            if listed.problem:
+                self.notice(
+                    f"The endpoint has no model list: {listed.problem}. Showing the configured models; "
+                    "switch to any other with /model NAME.",
+                    "warning",
+                )
             if len(names) == 1:
                 self.notice(
                     f"Model: {self.agent.model}. Switch with /model NAME "
@@ -298,9 +314,7 @@ class SlashCommands(App[str | None]):
                     "info",
                 )
                 return
-            from catbuddy.tui.screens.choice import ChoicePicker
-
-            choices = [(name, _model_note(self.settings, name)) for name in names]
+            choices = [(name, _model_note(self.settings, name, name in known)) for name in names]
             await self.push_screen(
                 ChoicePicker("Model for this session", choices, self.agent.model), callback=self._picked_model
             )
@@ -374,6 +388,7 @@ def _last_reply(entries: Sequence[HistoryEntry]) -> str:
     return ""
 
 
-def _model_note(settings: Any, name: str) -> str:
+def _model_note(settings: Any, name: str, configured: bool = True) -> str:
     spec = settings.model_spec(name)
-    return f"window {spec.context_window:,}, max output {spec.max_output_tokens:,}"
+    where = "configured" if configured else "from the endpoint"
+    return f"{where} · window {spec.context_window:,}, max output {spec.max_output_tokens:,}"
