@@ -133,6 +133,27 @@ def checked_session_id(value: str | None, option: str, workspace: Workspace | No
     return value
 
 
+def checked_images(settings: Settings, paths: list[Path]) -> list[Path]:
+    """`--image` files that can be sent (format, size, a model that takes images); else exit 2 at once."""
+    if not paths:
+        return []
+    from catbuddy.images import ImageError, read_image, supports_vision
+
+    model = settings.model_name
+    if not supports_vision(model, settings.model_spec(model).vision):
+        raise fail(
+            f"{model} does not accept images; nothing was sent. Use --model with one that does, or set "
+            f'vision = true under [models."{model}"] in config.toml if it does.',
+            EXIT_USAGE,
+        )
+    for path in paths:
+        try:
+            read_image(path, str(path))
+        except ImageError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
+    return [path.resolve() for path in paths]
+
+
 def version_callback(value: bool) -> None:
     if value:
         typer.echo(f"catbuddy {__version__}")
@@ -386,8 +407,13 @@ def run(
     dream: Annotated[
         bool, typer.Option("--dream", help="After the turn, let Dream distil pending memory entries.")
     ] = False,
+    image: Annotated[
+        list[Path] | None,
+        typer.Option("--image", help="Attach an image (PNG, JPEG, GIF, WebP) for a model that takes images."),
+    ] = None,
 ) -> None:
-    """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
+    """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage.
+    @path in the prompt attaches that file (or folder listing, or image)."""
     from catbuddy.cli_commands.headless import run_headless_sync
 
     if as_json and stream_json:
@@ -421,6 +447,7 @@ def run(
         trust_project=trust_project,
         warn_untrusted=True,
     )
+    images = checked_images(settings, image or [])
     _log_model_calls(workspace)
     fmt = "json" if as_json else "stream-json" if stream_json else "text"
     code = run_headless_sync(
@@ -432,6 +459,7 @@ def run(
         continue_latest=continue_latest,
         approvals_from_stdin=approvals_from_stdin,
         dream=dream,
+        images=images,
     )
     skip_teardown()  # the session is closed and the output written
     raise typer.Exit(code)

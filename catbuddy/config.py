@@ -53,6 +53,7 @@ class ModelSpec:
     context_window: int = required(at_least(256))
     max_output_tokens: int = required(at_least(1))
     encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
+    vision: bool | None = setting(None, boolean)  # accepts images; None: guessed from the name (images.py)
 
 
 @dataclass(frozen=True)

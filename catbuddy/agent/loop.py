@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from pathlib import Path
 from typing import Any
 
 from catbuddy.agent.approval_broker import ApprovalBroker
@@ -95,6 +96,7 @@ class AgentLoop:
         self.bus.set_recorder(self._record)
         self.approvals = ApprovalBroker()
         self.queued: list[str] = []
+        self.pending_images: list[Path] = []  # `--image FILE`: attached to the next turn's message
         self._conversation: Conversation | None = None
         self._compaction = CompactionState()
         self._turn_task: asyncio.Task[None] | None = None
@@ -363,6 +365,7 @@ class AgentLoop:
         self.bus.set_state(LoopState.RUN)
         self.emit(TurnStarted(self._turns, text))
         try:
+            runner.images, self.pending_images = self.pending_images, []
             outcome = await runner.run(text)
         except asyncio.CancelledError:
             runner.keep_partial_work()

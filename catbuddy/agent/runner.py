@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from catbuddy.agent.compaction import CompactionManager
@@ -29,6 +31,7 @@ from catbuddy.agent.events import (
 from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.agent.user_input import user_message
 from catbuddy.context.counting.measure import calibrated
 from catbuddy.context.governance.bound import govern_by_bound
 from catbuddy.context.governance.governor import ContextOverflowError, GovernedContext
@@ -85,19 +88,22 @@ class TurnRunner:
         self._call_state: _CallState | None = None
         self.parts: RequestParts | None = None  # the last model call's prompt and schemas
         self.governed: GovernedContext | None = None  # the last request answered, counted exactly
+        self.images: Sequence[Path] = ()  # `--image FILE`: attached to the user's message
 
     # --- the turn ---------------------------------------------------------------------------------
 
     async def run(self, user_text: str) -> TurnOutcome:
         ctx = self.ctx
         last_text = ""
+        # @-mentions and images attached (agent/user_input.py); a refusal raises before anything is kept.
+        message = await user_message(ctx, user_text, self.images)
         max_iterations = ctx.settings.max_iterations
         for iteration in range(1, max_iterations + 1):
             # One durable step per model call: its records (the user's message for the first call,
             # governance, reply, usage, tool results) are written as they happen, fsync'd together.
             with ctx.conversation.group():
                 if iteration == 1:
-                    ctx.conversation.append(ctx.builder.user_message(user_text, ctx.channel))
+                    ctx.conversation.append(message)
                 outcome = await self._iteration(iteration, last_text)
             if isinstance(outcome, TurnOutcome):
                 return outcome

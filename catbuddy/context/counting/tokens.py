@@ -20,6 +20,7 @@ from catbuddy.context.counting.encodings import (
     load_encoding,
     load_python_encoding,
 )
+from catbuddy.images import content_image_tokens
 from catbuddy.messages import content_text
 from catbuddy.model_encodings import encoding_name_for_model
 
@@ -187,6 +188,7 @@ class TokenCounter:
     def _count_message_uncached(self, message: Mapping[str, Any]) -> int:
         total = TOKENS_PER_MESSAGE + self.count_text(str(message.get("role", "")))
         total += self.count_text(content_text(message.get("content")))
+        total += content_image_tokens(message.get("content"))  # OpenAI's tile rule (catbuddy/images.py)
         if message.get("name"):
             total += self.count_text(str(message["name"])) + TOKENS_PER_NAME
         if message.get("tool_call_id"):
