@@ -121,9 +121,18 @@ def load_workspace(
     project = settings.project_trust
     if project is not None and options.trust_project:
         record_trust(workspace, project, trusted=True)
+    elif project is None and options.trust_project:  # no risky config yet: trust the work root itself
+        record_trust(workspace, _no_risky_settings(workspace), trusted=True)  # (its custom commands)
     elif project is not None and not project.applied and warn_untrusted:
         warn(project.warning())
     return workspace, settings
+
+
+def _no_risky_settings(workspace: Workspace) -> Any:
+    from catbuddy.trust import ProjectTrust, TrustState, digest
+
+    root = workspace.work_root.resolve()
+    return ProjectTrust(root, root / ".catbuddy" / "config.toml", {}, digest({}), TrustState.NEW)
 
 
 def record_trust(workspace: Workspace, project: Any, *, trusted: bool) -> None:

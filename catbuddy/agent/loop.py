@@ -17,6 +17,7 @@ from typing import Any
 from catbuddy.agent.approval_broker import ApprovalBroker
 from catbuddy.agent.bus import EventBus, Listener
 from catbuddy.agent.compaction import CompactionManager, CompactionState
+from catbuddy.agent.custom_commands import custom_invocation, restricted
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
@@ -280,19 +281,23 @@ class AgentLoop:
     def list_sessions(self) -> list[SessionInfo]:
         return self.store.list()
 
-    def turn_context(self) -> TurnContext:
-        """The collaborators of one turn or one /compact, with the model and its budget fixed."""
+    def turn_context(
+        self, model: str | None = None, only_tools: tuple[str, ...] | None = None
+    ) -> TurnContext:
+        """The collaborators of one turn or one /compact, with the model and its budget fixed (a custom
+        command may ask for another ``model`` and ``only_tools``, for its turn)."""
+        model = model or self._model
         return TurnContext(
             settings=self.settings,
             workspace=self.workspace,
-            model=self._model,
+            model=model,
             channel=self.channel,
             interactive=self.interactive,
             conversation=self.conversation,
             builder=self.builder,
-            registry=self.registry,
-            counter=counter_for(self.settings.encoding_for(self._model)),
-            budget=budget_for(self.settings, self._model),
+            registry=self.registry if only_tools is None else restricted(self.registry, only_tools),
+            counter=counter_for(self.settings.encoding_for(model)),
+            budget=budget_for(self.settings, model),
             calibration=self.calibration,
             policy=self.policy,
             tools=self.tool_context,
@@ -360,13 +365,21 @@ class AgentLoop:
     async def _one_turn(self, text: str) -> None:
         self._turns += 1
         self._stop_requested = False
-        ctx = self.turn_context()
+        # `/name args` naming a custom command sends its prompt, with its model and tools (commands/).
+        command = (
+            await asyncio.to_thread(custom_invocation, self.workspace, self.settings, text)
+            if text.lstrip().startswith("/")
+            else None
+        )
+        ctx = self.turn_context(*((command.model, command.allowed_tools) if command else ()))
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
         self.emit(TurnStarted(self._turns, text))
+        if command is not None and command.notice:
+            self.emit(Notice(command.notice, "warning"))
         try:
             runner.images, self.pending_images = self.pending_images, []
-            outcome = await runner.run(text)
+            outcome = await runner.run(command.prompt if command is not None else text)
         except asyncio.CancelledError:
             runner.keep_partial_work()
             self.emit(TurnStopped(self._turns))
@@ -453,7 +466,9 @@ class AgentLoop:
     async def undo_compaction(self) -> CompactionUndone:
         """`/compact undo`: void the latest compaction in force; the history is rebuilt as it was before it."""
         if (self._turn_task is not None and not self._turn_task.done()) or self.state is not LoopState.IDLE:
-            event = CompactionUndone(False, "Busy: /compact undo once the turn or compaction has ended (or /stop).")
+            event = CompactionUndone(
+                False, "Busy: /compact undo once the turn or compaction has ended (or /stop)."
+            )
             self.emit(event)
             return event
         result = await self.compaction().undo()

@@ -202,6 +202,7 @@ class CatbuddyApp(SlashCommands):
             return
         self.loop = loop
         self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
+        self.run_worker(self.load_custom_commands(), name="custom-commands", group="commands")
         await self.show_session(keep=[block for _, block in self._early])
         pending, self._pending_inputs = self._pending_inputs, []
         for text in pending:

@@ -41,6 +41,8 @@ HELP_KEYS = """Keys: Enter send · Shift+Enter / Ctrl+J newline · Up/Down histo
 class SlashCommands(App[str | None]):
     """Needs from the app: the loop, the workspace and settings, and the helpers declared below."""
 
+    command_problems: list[str] = []  # custom command files that could not be loaded, for /help
+
     if TYPE_CHECKING:
         from catbuddy.config import Settings
         from catbuddy.tui.widgets.prompt import PromptArea
@@ -73,6 +75,8 @@ class SlashCommands(App[str | None]):
         parsed = slash_table.parse(text)
         if parsed is None:
             return False
+        if parsed.name not in slash_table.BY_NAME and parsed.name in slash_table.CUSTOM:
+            return False  # a custom command: the loop sends its prompt (agent/custom_commands.py)
         handler = getattr(self, f"slash_{parsed.name}", None)
         if handler is None or parsed.name not in slash_table.BY_NAME:
             self.notice(slash_table.unknown_message(parsed.name), "warning")
@@ -84,9 +88,38 @@ class SlashCommands(App[str | None]):
         return True
 
     async def slash_help(self, argument: str) -> None:
-        width = max(len(f"/{c.name} {c.usage}") for c in slash_table.COMMANDS)
+        await self.load_custom_commands()
+        shown = [*slash_table.COMMANDS, *slash_table.CUSTOM.values()]
+        width = max(len(f"/{c.name} {c.usage}") for c in shown)
         lines = [f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}" for c in slash_table.COMMANDS]
+        if slash_table.CUSTOM:
+            lines += ["", "Custom commands (.catbuddy/commands, .claude/commands, ~/.catbuddy/commands):"]
+            lines += [
+                f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}"
+                for c in slash_table.CUSTOM.values()
+            ]
+        if self.command_problems:
+            lines += [
+                "",
+                "Command files with problems (not loaded):",
+                *(f"  {p}" for p in self.command_problems),
+            ]
         self.notice("\n".join(lines) + "\n\n" + HELP_KEYS, "info")
+
+    async def load_custom_commands(self) -> None:
+        """Read the custom command files (off the event loop) for /help and Tab completion."""
+        from catbuddy.commands.custom import discover
+
+        catalog = await asyncio.to_thread(
+            discover, self.workspace.work_root, self.workspace.home, frozenset(slash_table.BY_NAME)
+        )
+        slash_table.set_custom(
+            [
+                slash_table.SlashCommand(c.name, c.description or "(custom command)", c.argument_hint)
+                for c in catalog.commands.values()
+            ]
+        )
+        self.command_problems = [str(problem) for problem in catalog.problems]
 
     async def slash_stop(self, argument: str) -> None:
         if self.running():

@@ -135,7 +135,9 @@ class PromptArea(TextArea):
         self.completer.hide()
         if name is None:
             return
-        command = slash_table.BY_NAME[name]
+        command = slash_table.lookup(name)
+        if command is None:
+            return
         if run and not command.usage:
             self.load_text(f"/{name}")
             self.submit()

@@ -23,7 +23,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("stop", "Stop the running turn (same as Esc)"),
     SlashCommand("new", "Start a fresh session"),
     SlashCommand("clear", "Start a fresh session (same as /new)"),
-    SlashCommand("compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"),
+    SlashCommand(
+        "compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"
+    ),
     SlashCommand("context", "Token use per layer, history and budget"),
     SlashCommand("memory", "Edit both MEMORY.md files, or review their changes", "[log|diff [N]|undo]"),
     SlashCommand("dream", "Distil pending memory entries into MEMORY.md now", "[--dry-run]"),
@@ -36,6 +38,21 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("exit", "Quit (prints the resume command)"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
+# Custom commands (.catbuddy/commands/*.md …), set by the app when it starts (tui/slash.py).
+CUSTOM: dict[str, SlashCommand] = {}
+
+
+def set_custom(commands: list[SlashCommand]) -> None:
+    CUSTOM.clear()
+    CUSTOM.update(
+        {command.name.lower(): command for command in commands if command.name.lower() not in BY_NAME}
+    )
+
+
+def lookup(name: str) -> SlashCommand | None:
+    return BY_NAME.get(name) or CUSTOM.get(name)
+
+
 EDITABLE_FILES = WORKSPACE_FILES
 
 
@@ -62,17 +79,22 @@ def parse(text: str) -> ParsedCommand | None:
 def is_full_command(text: str) -> bool:
     """`/context` (one known command name, nothing else): Enter runs it, whatever the list shows."""
     parsed = parse(text)
-    return parsed is not None and not parsed.argument and "\n" not in text.strip() and parsed.name in BY_NAME
+    return (
+        parsed is not None
+        and not parsed.argument
+        and "\n" not in text.strip()
+        and (parsed.name in BY_NAME or parsed.name in CUSTOM)
+    )
 
 
 def complete(prefix: str) -> list[SlashCommand]:
     """Commands whose name starts with what was typed after the slash (all of them for a bare `/`)."""
     word = prefix.lstrip("/").lower()
-    return [command for command in COMMANDS if command.name.startswith(word)]
+    return [command for command in (*COMMANDS, *CUSTOM.values()) if command.name.lower().startswith(word)]
 
 
 def closest(name: str) -> str | None:
-    matches = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.5)
+    matches = difflib.get_close_matches(name, [*BY_NAME, *CUSTOM], n=1, cutoff=0.5)
     if matches:
         return matches[0]
     starts = [command for command in BY_NAME if command.startswith(name[:2])] if name else []
