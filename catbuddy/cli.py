@@ -669,6 +669,31 @@ def doctor(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = Fals
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
+@app.command("acp")
+def acp_command(
+    ctx: typer.Context,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    approval: ApprovalOption = None,
+    sandbox: SandboxOption = None,
+    trust_project: TrustOption = False,
+) -> None:
+    """Serve the Agent Client Protocol on standard input/output, for editors (Zed's agent_servers, JetBrains,
+    Neovim, Emacs). Each session's work root is the editor's project folder."""
+    from catbuddy.acp.server import run_acp
+
+    glob = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+    run_acp(
+        GlobalOptions(
+            model=model or glob.model,
+            base_url=base_url or glob.base_url,
+            approval=approval or glob.approval,
+            sandbox=sandbox or glob.sandbox,
+            trust_project=trust_project or glob.trust_project,
+        )
+    )
+
+
 class _Teardown:
     """Commands whose work is done, flushed and closed may skip the interpreter's teardown (0.2–0.35 s
     after a run that loaded the SDK): nothing is left to write, so the exit status and output are the
