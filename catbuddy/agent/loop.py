@@ -37,6 +37,7 @@ from catbuddy.agent.events import (
     TurnStarted,
     TurnStopped,
 )
+from catbuddy.agent.hook_steps import hook_runner
 from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
 from catbuddy.agent.toolset import build_registry, refresh_external
@@ -96,6 +97,7 @@ class AgentLoop:
         self.bus = EventBus(self._secrets)
         self.bus.set_recorder(self._record)
         self.approvals = ApprovalBroker()
+        self.hooks = hook_runner(workspace, settings)
         self.queued: list[str] = []
         self.pending_images: list[Path] = []  # `--image FILE`: attached to the next turn's message
         self._conversation: Conversation | None = None
@@ -305,6 +307,7 @@ class AgentLoop:
             bus=self.bus,
             approvals=self.approvals,
             secrets=self._secrets,
+            hooks=self.hooks,
         )
 
     def compaction(self) -> CompactionManager:

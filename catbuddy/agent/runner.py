@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catbuddy.agent import hook_steps
 from catbuddy.agent.compaction import CompactionManager
 from catbuddy.agent.events import (
     AssistantMessage,
@@ -95,8 +96,9 @@ class TurnRunner:
     async def run(self, user_text: str) -> TurnOutcome:
         ctx = self.ctx
         last_text = ""
-        # @-mentions and images attached (agent/user_input.py); a refusal raises before anything is kept.
-        message = await user_message(ctx, user_text, self.images)
+        # Hooks first, then @-mentions and images (agent/user_input.py): a refusal raises before anything is kept.
+        message = await user_message(ctx, await hook_steps.on_prompt(ctx, user_text), self.images)
+        stop_blocks = 0
         max_iterations = ctx.settings.max_iterations
         for iteration in range(1, max_iterations + 1):
             # One durable step per model call: its records (the user's message for the first call,
@@ -106,7 +108,14 @@ class TurnRunner:
                     ctx.conversation.append(message)
                 outcome = await self._iteration(iteration, last_text)
             if isinstance(outcome, TurnOutcome):
-                return outcome
+                go_on = await self._stop_hooks(outcome, stop_blocks)
+                if go_on is None:
+                    return outcome
+                stop_blocks += 1
+                with ctx.conversation.group():  # the hook's reason, for the model's next call
+                    ctx.conversation.append({"role": "user", "content": go_on})
+                last_text = outcome.text
+                continue
             last_text = outcome
         notice = (
             f"Stopped after {max_iterations} model calls in one turn (max_iterations). "
@@ -115,6 +124,11 @@ class TurnRunner:
         ctx.bus.emit(Notice(notice, "warning"))
         ctx.bus.emit(IterationCapReached(max_iterations))
         return TurnOutcome(TurnEndReason.ITERATION_CAP, last_text, max_iterations)
+
+    async def _stop_hooks(self, outcome: TurnOutcome, blocks: int) -> str | None:
+        if outcome.reason is not TurnEndReason.DONE:
+            return None
+        return await hook_steps.on_stop(self.ctx, outcome.text, blocks)
 
     async def _iteration(self, iteration: int, last_text: str) -> TurnOutcome | str:
         """One model call and its tool calls: the turn's outcome if it ends here, else the reply text."""

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from catbuddy.agent import hook_steps
 from catbuddy.agent.approval import HEADLESS_REFUSAL, RULE_REFUSAL, refusal_text
 from catbuddy.agent.events import (
     ApprovalChoice,
@@ -95,6 +96,8 @@ class ToolCallBatch:
             )
             refusal = error or (self._unknown_tool(name) if tool is None else None)
             if refusal is None and tool is not None:
+                refusal = await self._pre_tool(name, args)  # the user's hooks, before asking the user
+            if refusal is None and tool is not None:
                 refusal = await self._approve(call, tool, args)
             if refusal is not None:
                 await self._flush(batch)
@@ -121,6 +124,10 @@ class ToolCallBatch:
         return Refusal(text, ToolStatus.ERROR, UNKNOWN_TOOL)
 
     # --- approval -------------------------------------------------------------------------------
+
+    async def _pre_tool(self, name: str, args: dict[str, Any]) -> Refusal | None:
+        reason = await hook_steps.before_tool(self.ctx, name, args)
+        return Refusal(reason, ToolStatus.REFUSED) if reason is not None else None
 
     async def _approve(self, call: Call, tool: Tool, args: dict[str, Any]) -> Refusal | None:
         """None when the call may run; otherwise what the model gets instead of a result."""
@@ -195,6 +202,7 @@ class ToolCallBatch:
             result = await run_tool(tool, args, self.ctx.tools)
         finally:
             finish_tool_write(memory_writes)
+        result = await hook_steps.after_tool(self.ctx, tool.name, args, result)
         return result, time.monotonic() - started
 
     def _finish(

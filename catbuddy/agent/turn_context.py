@@ -18,6 +18,7 @@ from catbuddy.context.assembly.builder import BuiltPrompt, ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
 from catbuddy.context.counting.tokens import TokenCounter
 from catbuddy.context.governance.governor import Budget
+from catbuddy.hooks.runner import HookRunner
 from catbuddy.llm.protocol import ProviderSource
 from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.session.conversation import Conversation
@@ -45,6 +46,7 @@ class TurnContext:
     bus: EventBus
     approvals: ApprovalBroker
     secrets: tuple[str, ...] = ()  # literal keys catbuddy holds: never in a tool result
+    hooks: HookRunner | None = None  # the configured hooks (agent/hook_steps.py); None: there are none
 
     @property
     def calibration_factor(self) -> float:
