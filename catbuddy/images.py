@@ -60,6 +60,17 @@ class StoredImage:
         return {"type": "image_url", "image_url": {"url": f"{IMAGE_SCHEME}://{quote(str(self.path))}{query}"}}
 
 
+def stored_reference(path: Path) -> dict[str, Any]:
+    """The reference part for an image already in the catbuddy home (its size read from its header)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+    except OSError:
+        head = b""
+    width, height = image_size(head)
+    return StoredImage(path, sniff_mime(head) or "image/png", width, height, 0).part()
+
+
 def is_image_path(path: Path) -> bool:
     return path.suffix.lower() in IMAGE_SUFFIXES
 

@@ -5,6 +5,7 @@ done (`stop`). Failing or hung hooks are reported as notices; a blocking hook's 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from catbuddy.agent.events import Notice
@@ -82,10 +83,7 @@ async def after_tool(ctx: TurnContext, name: str, args: dict[str, Any], result: 
     _report(ctx, outcome)
     if outcome.blocked:
         feedback = f"\n\n[hook {outcome.blocked_by} (post_tool)]: {outcome.reason}"
-        return ToolResult(
-            result.content + feedback, result.is_error, result.display, result.meta, result.status,
-            result.exit_code, result.paths,
-        )  # fmt: skip
+        return replace(result, content=result.content + feedback)
     return result
 
 

@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from catbuddy.agent import hook_steps
@@ -28,6 +29,7 @@ from catbuddy.agent.events import (
 )
 from catbuddy.agent.reply_bounds import BoundedReply
 from catbuddy.agent.turn_context import TurnContext
+from catbuddy.images import stored_reference, supports_vision
 from catbuddy.memory.tool_writes import begin_tool_write, finish_tool_write
 from catbuddy.redact import redact, redact_text
 from catbuddy.text import fit_middle
@@ -63,6 +65,7 @@ class ToolCallBatch:
         self._refusals = bounded.refusals if bounded else {}  # answered without running (over a bound)
         self._over_count = bounded.over_count if bounded else 0
         self._answered: set[str] = set()
+        self._images: list[tuple[str, Path]] = []  # (tool, stored image) for the model, after the results
 
     async def run(self) -> None:
         if self._over_count:
@@ -113,6 +116,17 @@ class ToolCallBatch:
             batch = []
             await self._flush([(call, args)])
         await self._flush(batch)
+        self._show_images()
+
+    def _show_images(self) -> None:
+        """Images tools returned (MCP) reach a model that sees images as one user message after every
+        result (a tool message holds text only); others read the results' text, which describes them."""
+        if not self._images or not supports_vision(self.ctx.model, self.ctx.settings.model_spec(self.ctx.model).vision):
+            return
+        names = ", ".join(dict.fromkeys(name for name, _ in self._images))
+        parts = [{"type": "text", "text": f"[images returned by {names}]"}]
+        parts += [stored_reference(path) for _, path in self._images]
+        self.ctx.conversation.append({"role": "user", "content": parts})
 
     def cancel_unanswered(self) -> None:
         for call in self.calls:
@@ -211,6 +225,7 @@ class ToolCallBatch:
         if call["id"] in self._answered:
             return
         self._answered.add(call["id"])
+        self._images += [(call["function"]["name"], path) for path in result.images]
         secrets = self.ctx.secrets
         # The keys catbuddy holds never reach the model, the session file or the screen.
         content = fit_middle(
