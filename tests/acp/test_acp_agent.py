@@ -172,3 +172,37 @@ async def test_a_dismissed_permission_request_denies(editor, project, scripted_l
     async with editor(client) as (conn, session_id, _):
         await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), TIMEOUT)
     assert not (project / "n.txt").exists()
+
+
+async def test_an_image_in_the_prompt_reaches_a_vision_model(editor, acp_env, scripted_llm):
+    import base64
+
+    from acp import image_block
+    from image_helpers import png
+
+    acp_env["CATBUDDY_MODEL"] = "gpt-4o"
+    scripted_llm.push(Reply.text("a grey square"))
+    client = EditorClient()
+    blocks = [text_block("what is this?"), image_block(base64.b64encode(png()).decode(), "image/png")]
+    async with editor(client) as (conn, session_id, _):
+        response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=blocks), TIMEOUT)
+
+    assert response.stop_reason == "end_turn"
+    text, image = scripted_llm.requests[0].messages[-1]["content"]
+    assert text["text"].startswith("what is this?")
+    assert image["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+async def test_an_editor_file_reference_becomes_a_mention(editor, project, scripted_llm):
+    from acp import resource_link_block
+
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    scripted_llm.push(Reply.text("it adds"))
+    async with editor(EditorClient()) as (conn, session_id, _):
+        link = resource_link_block("calc.py", f"file://{project / 'calc.py'}")
+        await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("explain"), link]), TIMEOUT
+        )
+
+    content = scripted_llm.requests[0].messages[-1]["content"]
+    assert "     2\t    return a + b" in content
