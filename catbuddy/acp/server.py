@@ -183,7 +183,8 @@ class CatbuddyAcpAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         self.sessions[session.id] = session
         session.sender = asyncio.get_running_loop().create_task(self._send_updates(session))
-        session.outbox.put_nowait(update_available_commands(self._commands(session)))
+        commands = await asyncio.to_thread(self._commands, session)  # reads the command files
+        session.outbox.put_nowait(update_available_commands(commands))
         return session
 
     def _commands(self, session: AcpSession) -> list[AvailableCommand]:

@@ -18,7 +18,11 @@ from catbuddy.testing.script import Reply
 TIMEOUT = 60
 
 
-async def test_a_turn_streams_the_answer_as_message_chunks(editor, scripted_llm):
+async def test_a_turn_streams_the_answer_as_message_chunks(editor, project, scripted_llm):
+    (project / ".catbuddy" / "commands").mkdir(parents=True)
+    (project / ".catbuddy" / "commands" / "review.md").write_text(
+        "---\nargument-hint: FILE\n---\nReview $1\n"
+    )
     scripted_llm.push(Reply.text("Hello from the scripted model", chunk_size=5))
     client = EditorClient()
     async with editor(client) as (conn, session_id, _):
@@ -31,7 +35,8 @@ async def test_a_turn_streams_the_answer_as_message_chunks(editor, scripted_llm)
     assert len(chunks) > 1 and client.message_text() == "Hello from the scripted model"
     assert scripted_llm.requests[0].messages[-1]["content"].startswith("hi")
     (commands,) = client.of("available_commands_update")
-    assert "compact" in [c.name for c in commands.available_commands]
+    advertised = {c.name: c for c in commands.available_commands}
+    assert "compact" in advertised and advertised["review"].input.root.hint == "FILE"
 
 
 async def test_a_tool_call_asks_the_client_and_runs_when_allowed(editor, project, scripted_llm):
