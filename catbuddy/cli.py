@@ -60,7 +60,6 @@ app = typer.Typer(
     name="catbuddy",
     help="catbuddy 🐱 — a local-first terminal coding assistant. With no command, opens the terminal app; "
     'catbuddy "PROMPT" opens it with that message sent; catbuddy -p "PROMPT" is catbuddy run "PROMPT".',
-    options_metavar="[OPTIONS] [PROMPT]",
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
