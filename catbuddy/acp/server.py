@@ -32,7 +32,7 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.helpers import update_available_commands
+from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
     AgentCapabilities,
     AvailableCommand,
@@ -41,6 +41,9 @@ from acp.schema import (
     Implementation,
     PermissionOption,
     PromptCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
     ToolCallUpdate,
     UnstructuredCommandInput,
 )
@@ -66,6 +69,9 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id=ev.ApprovalChoice.ALLOW_SESSION.value, name="Allow for this session", kind="allow_always"),
     PermissionOption(option_id=ev.ApprovalChoice.DENY.value, name="Deny", kind="reject_once"),
 ]  # fmt: skip
+# catbuddy's approval modes are the session's modes: the editor's mode picker switches them.
+MODES = {"ask": ("Ask", "Edits and commands ask first"), "auto-edit": ("Auto-edit", "Edits allowed, commands ask"),
+         "yolo": ("Yolo", "Nothing asks (deny rules still apply)")}  # fmt: skip
 BUILT_IN_COMMANDS = {"compact": ("Summarise older messages now", "instructions (optional)")}
 
 
@@ -113,14 +119,24 @@ class CatbuddyAcpAgent:
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, resume=None)
-        return NewSessionResponse(session_id=session.id)
+        return NewSessionResponse(session_id=session.id, modes=_modes(session))
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         session = self.sessions.get(session_id)
         if session is None:
             session = await self._open(cwd, resume=session_id)
             await self._replay(session)
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=_modes(session))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        try:
+            session.loop.set_approval_mode(mode_id)
+        except ValueError as exc:
+            raise RequestError.invalid_params({"modeId": mode_id, "message": str(exc)}) from None
+        session.outbox.put_nowait(update_current_mode(mode_id))
+        await self._drain(session)
+        return SetSessionModeResponse()
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
@@ -306,6 +322,11 @@ class CatbuddyAcpAgent:
             with contextlib.suppress(Exception):
                 await session.loop.aclose()
         self.sessions.clear()
+
+
+def _modes(session: AcpSession) -> SessionModeState:
+    available = [SessionMode(id=mode, name=name, description=about) for mode, (name, about) in MODES.items()]
+    return SessionModeState(current_mode_id=session.loop.approval_mode, available_modes=available)
 
 
 def _path_of(uri: str) -> str:

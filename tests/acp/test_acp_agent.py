@@ -211,3 +211,15 @@ async def test_an_editor_file_reference_becomes_a_mention(editor, project, scrip
 
     content = scripted_llm.requests[0].messages[-1]["content"]
     assert "     2\t    return a + b" in content
+
+
+async def test_the_approval_mode_is_the_session_mode(editor, project, scripted_llm):
+    scripted_llm.push(Reply.tool_call("write_file", {"path": "m.txt", "content": "m"}), Reply.text("ok"))
+    client = EditorClient(answer="deny")
+    async with editor(client) as (conn, session_id, _):
+        await conn.set_session_mode(session_id=session_id, mode_id="auto-edit")
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), TIMEOUT)
+
+    assert client.permissions == []  # auto-edit: edits do not ask
+    assert (project / "m.txt").read_text() == "m"
+    assert [u.current_mode_id for u in client.of("current_mode_update")] == ["auto-edit"]
