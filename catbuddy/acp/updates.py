@@ -22,12 +22,12 @@ from acp import (
 from acp.schema import ToolCallLocation
 
 from catbuddy.agent import events as ev
+from catbuddy.safety.kinds import ToolKind
 
 DIFF_MAX_BYTES = 1024 * 1024  # files larger than this get their result text, not a diff
-EDIT_TOOLS = ("write_file", "edit_file", "apply_patch")
-TOOL_KINDS = {"read": "read", "edit": "edit", "exec": "execute", "network": "fetch", "external": "other"}
-NAME_KINDS = {"grep": "search", "list_dir": "read", "recall": "search", "web_search": "fetch",
-              "update_plan": "think", "task": "think"}  # fmt: skip
+# catbuddy's ToolKind values as ACP's tool kinds (an edit's diff is shown from the file before and after).
+TOOL_KINDS = {ToolKind.READ.value: "read", ToolKind.EDIT.value: "edit", ToolKind.EXEC.value: "execute",
+              ToolKind.NETWORK.value: "fetch", ToolKind.EXTERNAL.value: "other"}  # fmt: skip
 PLAN_STATUS = {
     "pending": "pending",
     "in_progress": "in_progress",
@@ -80,9 +80,9 @@ class UpdateMapper:
         if path:
             full = self._full(path)
             locations = [ToolCallLocation(path=str(full))]
-            if event.name in EDIT_TOOLS:
+            if event.tool_kind == ToolKind.EDIT.value:
                 self._before[event.call_id] = (full, _read(full))
-        kind = NAME_KINDS.get(event.name) or TOOL_KINDS.get(event.tool_kind, "other")
+        kind = TOOL_KINDS.get(event.tool_kind, "other")
         title = f"{event.name} {event.summary}".strip()
         return start_tool_call(
             event.call_id,

@@ -3,7 +3,7 @@ tools it asks for, which a project's command gets only in a trusted project."""
 
 from __future__ import annotations
 
-from catbuddy.commands.custom import CommandCatalog, Invocation, discover, invocation
+from catbuddy.commands.custom import CommandCatalog, Invocation, allows, discover, invocation
 from catbuddy.config import Settings
 from catbuddy.tools.registry import ToolRegistry
 from catbuddy.trust import load_decisions
@@ -33,4 +33,4 @@ def custom_invocation(workspace: Workspace, settings: Settings, text: str) -> In
 
 def restricted(registry: ToolRegistry, names: tuple[str, ...]) -> ToolRegistry:
     """Only the tools a command allows (names that are no tool here are ignored)."""
-    return ToolRegistry([tool for tool in registry if tool.name in names])
+    return ToolRegistry([tool for tool in registry if allows(names, tool.name, tool.kind)])

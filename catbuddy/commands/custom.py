@@ -5,7 +5,7 @@
 
 The file name is the command (`review.md` is `/review`; `git/commit.md` is `/git:commit`). Optional YAML
 frontmatter: `description`, `argument-hint`, `model`, `allowed-tools` (a list or a comma-separated string,
-Claude's names like `Read`, `Bash(git diff:*)` or catbuddy's like `read_file`). The body is the prompt;
+Claude's names like `Read`, `Bash(git diff:*)` stand for the tools of that kind, or catbuddy's own names). The body is the prompt;
 `$ARGUMENTS` becomes everything after the name, `$1` … `$9` the words (shell quoting respected). A body
 that uses neither gets the arguments appended. A project's command that sets `model` or `allowed-tools`
 gets them only in a trusted project (otherwise it runs with neither, and says so). A malformed file is
@@ -20,14 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catbuddy.safety.kinds import ToolKind
+
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MAX_FILE_BYTES = 256 * 1024
 POSITIONAL = re.compile(r"\$([1-9])")
-# Claude Code's tool names, and what catbuddy calls the same tools.
-CLAUDE_TOOLS = {"read": ["read_file"], "write": ["write_file"], "edit": ["edit_file", "apply_patch"],
-                "multiedit": ["edit_file", "apply_patch"], "bash": ["exec"], "grep": ["grep"],
-                "glob": ["list_dir", "grep"], "ls": ["list_dir"], "webfetch": ["web_fetch"],
-                "websearch": ["web_search"], "task": ["task"], "todowrite": ["update_plan"]}  # fmt: skip
+# Claude Code's tool names, as the kind of catbuddy tool they stand for ("kind:read" allows every reading
+# tool); any other name is taken as a catbuddy tool's own name.
+CLAUDE_KINDS = {"read": ToolKind.READ, "grep": ToolKind.READ, "glob": ToolKind.READ, "ls": ToolKind.READ,
+                "write": ToolKind.EDIT, "edit": ToolKind.EDIT, "multiedit": ToolKind.EDIT,
+                "notebookedit": ToolKind.EDIT, "bash": ToolKind.EXEC, "webfetch": ToolKind.NETWORK,
+                "websearch": ToolKind.NETWORK}  # fmt: skip
+KIND_PREFIX = "kind:"
 PROJECT, USER = "project", "user"
 
 
@@ -40,7 +44,7 @@ class CustomCommand:
     description: str = ""
     argument_hint: str = ""
     model: str | None = None
-    allowed_tools: tuple[str, ...] | None = None  # catbuddy's tool names; None: every tool
+    allowed_tools: tuple[str, ...] | None = None  # tool names and "kind:<ToolKind>"; None: every tool
 
     @property
     def changes_settings(self) -> bool:
@@ -195,10 +199,16 @@ def _tools(value: Any) -> tuple[str, ...]:
     names: list[str] = []
     for item in items:
         base = item.split("(", 1)[0].strip()
-        for name in CLAUDE_TOOLS.get(base.lower(), [base]):
-            if name not in names:
-                names.append(name)
+        kind = CLAUDE_KINDS.get(base.lower())
+        name = f"{KIND_PREFIX}{kind.value}" if kind is not None else base
+        if name not in names:
+            names.append(name)
     return tuple(names)
+
+
+def allows(allowed: tuple[str, ...], name: str, kind: ToolKind) -> bool:
+    """Whether a command's ``allowed-tools`` let a tool of this name and kind be offered."""
+    return name in allowed or f"{KIND_PREFIX}{kind.value}" in allowed
 
 
 def expand(command: CustomCommand, arguments: str) -> str:
@@ -244,5 +254,5 @@ def _asks(command: CustomCommand) -> str:
     if command.model is not None:
         asks.append(f"model {command.model}")
     if command.allowed_tools is not None:
-        asks.append(f"only the tools {', '.join(command.allowed_tools)}")
+        asks.append(f"only the tools {', '.join(command.allowed_tools)}".replace(KIND_PREFIX, "any "))
     return " and ".join(asks)

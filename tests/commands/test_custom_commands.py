@@ -48,7 +48,7 @@ def test_frontmatter_and_body_make_the_command(places) -> None:
     assert command.description == "Review a file for bugs"
     assert command.argument_hint == "[file] [focus]"
     assert command.model == "gpt-4o"
-    assert command.allowed_tools == ("exec", "read_file", "grep")
+    assert command.allowed_tools == ("kind:exec", "kind:read")  # Claude's names: the tools of that kind
 
 
 def test_arguments_fill_dollar_arguments_and_positions(places) -> None:
@@ -131,7 +131,7 @@ def test_an_untrusted_project_command_runs_without_its_model_and_tools(places) -
     assert (
         trusted is not None
         and trusted.model == "gpt-4o"
-        and trusted.allowed_tools == ("exec", "read_file", "grep")
+        and trusted.allowed_tools == ("kind:exec", "kind:read")
     )
 
 
