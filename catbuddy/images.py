@@ -234,6 +234,22 @@ def reference_path(url: str) -> Path | None:
     return Path(unquote(urlparse(url).path))
 
 
+def image_source(url: str) -> tuple[str, str] | None:
+    """(mime type, base64 data) of a data URL or a stored reference (for providers with their own image
+    blocks, such as Anthropic's); None when it cannot be had."""
+    if url.startswith("data:"):
+        head, _, encoded = url.partition(",")
+        return head.removeprefix("data:").partition(";")[0] or "image/png", encoded
+    path = reference_path(url)
+    if path is None:
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    return sniff_mime(raw) or "image/png", base64.b64encode(raw).decode("ascii")
+
+
 def resolve_images(messages: list[Any]) -> list[Any]:
     """The messages as sent: every image reference becomes a ``data:`` URL (a missing file: a note)."""
     if not any(image_parts(m.get("content")) for m in messages if isinstance(m, Mapping)):

@@ -93,3 +93,17 @@ def test_vision_is_guessed_from_the_name_unless_configured(
     model: str, configured: bool | None, expected: bool
 ) -> None:
     assert supports_vision(model, configured) is expected
+
+
+def test_the_anthropic_provider_gets_an_attached_image_as_its_own_image_block(tmp_path: Path) -> None:
+    from catbuddy.llm.anthropic_wire import convert_messages
+
+    stored = store_image(tmp_path, png(), "image/png")
+    _, (message,) = convert_messages(
+        [{"role": "user", "content": [{"type": "text", "text": "look"}, stored.part()]}]
+    )
+
+    text, image = message["content"]
+    assert text == {"type": "text", "text": "look"}
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert base64.b64decode(image["source"]["data"]) == png()

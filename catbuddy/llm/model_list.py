@@ -38,8 +38,15 @@ async def endpoint_models(settings: Settings, timeout: float = LIST_TIMEOUT) -> 
     """The endpoint's model ids (unsorted, as served), or the reason there are none."""
     from catbuddy.llm.provider import Provider
 
+    def build() -> Provider:
+        if settings.provider == "anthropic":  # Anthropic's SDK lists its models the same way
+            from catbuddy.llm.anthropic_provider import AnthropicProvider
+
+            return AnthropicProvider(settings)
+        return Provider(settings)
+
     try:
-        provider = await asyncio.to_thread(Provider, settings)
+        provider = await asyncio.to_thread(build)
     except Exception as exc:  # no key for OpenAI: say so
         return ModelList(problem=str(exc))
     try:

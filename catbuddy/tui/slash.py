@@ -367,7 +367,9 @@ class SlashCommands(App[str | None]):
             return
         self.status.set(model=self.agent.model)
         self.refresh_context()
-        self.notice(f"Model for this session: {self.agent.model}", "success")
+        effort = name.partition(" ")[2].strip()
+        said = f" (reasoning effort: {effort})" if effort else ""
+        self.notice(f"Model for this session: {self.agent.model}{said}", "success")
 
     async def slash_approval(self, argument: str) -> None:
         if not argument:
