@@ -46,6 +46,8 @@ class UpdateMapper:
     def updates(self, event: ev.Event) -> list[Any]:
         if isinstance(event, ev.TextDelta):
             return [update_agent_message_text(event.text)] if event.text else []
+        if isinstance(event, ev.ReasoningDelta):
+            return [update_agent_thought_text(event.text)] if event.text else []
         if isinstance(event, ev.ToolCallStarted):
             return [self._started(event)]
         if isinstance(event, ev.ToolCallFinished):
@@ -58,7 +60,7 @@ class UpdateMapper:
         return self._engine_extras(event)
 
     def _engine_extras(self, event: ev.Event) -> list[Any]:
-        """Reasoning and plan events, by their data (other parts of the engine define them)."""
+        """Plan (and any other reasoning) events, by their data: other parts of the engine define them."""
         kind = event.kind
         if "reasoning" in kind or "thinking" in kind:
             text = getattr(event, "text", "")

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from acp import text_block
-from conftest import ENTRY, EditorClient
+from acp_helpers import ENTRY, EditorClient
 
 from catbuddy.testing.script import Reply
 
@@ -223,3 +223,13 @@ async def test_the_approval_mode_is_the_session_mode(editor, project, scripted_l
     assert client.permissions == []  # auto-edit: edits do not ask
     assert (project / "m.txt").read_text() == "m"
     assert [u.current_mode_id for u in client.of("current_mode_update")] == ["auto-edit"]
+
+
+async def test_reasoning_streams_as_thought_chunks_apart_from_the_answer(editor, scripted_llm):
+    scripted_llm.push(Reply.text("the answer", reasoning="let me think about it"))
+    client = EditorClient()
+    async with editor(client) as (conn, session_id, _):
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("why?")]), TIMEOUT)
+
+    assert "".join(u.content.text for u in client.of("agent_thought_chunk")) == "let me think about it"
+    assert client.message_text() == "the answer"
