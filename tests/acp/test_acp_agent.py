@@ -231,5 +231,6 @@ async def test_reasoning_streams_as_thought_chunks_apart_from_the_answer(editor,
     async with editor(client) as (conn, session_id, _):
         await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("why?")]), TIMEOUT)
 
-    assert "".join(u.content.text for u in client.of("agent_thought_chunk")) == "let me think about it"
+    thoughts = "".join(u.content.text for u in client.of("agent_thought_chunk"))
+    assert thoughts.endswith("let me think about it")  # after any start-up warning (sandbox off here)
     assert client.message_text() == "the answer"
