@@ -238,7 +238,9 @@ def _check_hook(source: str, label: str, entry: dict[str, Any]) -> None:
     try:
         re.compile(entry.get("matcher") or "")
     except re.error as exc:
-        raise ConfigError(source, f"{label}.matcher", f"a regular expression ({exc})", entry.get("matcher")) from None
+        raise ConfigError(
+            source, f"{label}.matcher", f"a regular expression ({exc})", entry.get("matcher")
+        ) from None
 
 
 def _check_model(source: str, label: str, entry: dict[str, Any]) -> None:

@@ -121,7 +121,9 @@ class ToolCallBatch:
     def _show_images(self) -> None:
         """Images tools returned (MCP) reach a model that sees images as one user message after every
         result (a tool message holds text only); others read the results' text, which describes them."""
-        if not self._images or not supports_vision(self.ctx.model, self.ctx.settings.model_spec(self.ctx.model).vision):
+        if not self._images or not supports_vision(
+            self.ctx.model, self.ctx.settings.model_spec(self.ctx.model).vision
+        ):
             return
         names = ", ".join(dict.fromkeys(name for name, _ in self._images))
         parts = [{"type": "text", "text": f"[images returned by {names}]"}]
