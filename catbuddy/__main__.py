@@ -1,7 +1,8 @@
 """The `catbuddy` command (and `python -m catbuddy`).
 
-Plain `catbuddy` (no arguments: the app) starts without typer: building the command-line parser costs
-~25 ms of imports before the first frame, for nothing to parse. Anything else goes to ``catbuddy.cli``.
+Plain `catbuddy` (no arguments: the app) and `catbuddy "PROMPT"` (the app with that message sent) start
+without typer: building the command-line parser costs ~25 ms of imports before the first frame, for
+nothing to parse. Anything else goes to ``catbuddy.cli`` (which also takes options before a prompt).
 """
 
 from __future__ import annotations
@@ -9,19 +10,20 @@ from __future__ import annotations
 import sys
 
 from catbuddy.errors import CatbuddyError
-from catbuddy.launch import EXIT_OK, GlobalOptions, exit_now, start_app
+from catbuddy.launch import EXIT_OK, GlobalOptions, exit_now, split_arguments, start_app
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl+C
 
 
 def main() -> None:
-    if sys.argv[1:]:
+    parsed = split_arguments(sys.argv[1:])
+    if parsed.args:
         from catbuddy.cli import main as command_line
 
         command_line()
         return
     try:
-        start_app(GlobalOptions())
+        start_app(GlobalOptions(), first_message=parsed.first_message)
     except CatbuddyError as exc:  # the one handler of catbuddy's errors here, as in cli.py (§14)
         sys.stderr.write(f"catbuddy: {exc}\n")
         raise SystemExit(exc.exit_code) from None

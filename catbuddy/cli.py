@@ -22,6 +22,7 @@ from catbuddy.launch import (
     exit_now,
     load_workspace,
     open_app,
+    split_arguments,
 )
 
 if TYPE_CHECKING:
@@ -34,9 +35,18 @@ COUNT_NEEDS_INPUT = (
 )
 
 
+FIRST_MESSAGE = "catbuddy.first_message"  # ctx.meta key: the app's first message from the command line
+
+
 class _Commands(TyperGroup):
     """Every command, with the one handler of catbuddy's errors (docs/architecture.md §14): a known error
     is printed as `catbuddy: <message> <hint>` and ends the command with its exit code, never a traceback."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # `catbuddy [options] "PROMPT"` opens the app with PROMPT sent; `-p PROMPT` is `run PROMPT`.
+        parsed = split_arguments(list(args))
+        ctx.meta[FIRST_MESSAGE] = parsed.first_message
+        return super().parse_args(ctx, parsed.args)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -48,7 +58,8 @@ class _Commands(TyperGroup):
 app = typer.Typer(
     cls=_Commands,
     name="catbuddy",
-    help="catbuddy 🐱 — a local-first terminal coding assistant. With no command, opens the terminal app.",
+    help="catbuddy 🐱 — a local-first terminal coding assistant. With no command, opens the terminal app; "
+    'catbuddy "PROMPT" opens it with that message sent; catbuddy -p "PROMPT" is catbuddy run "PROMPT".',
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -121,6 +132,27 @@ def checked_session_id(value: str | None, option: str, workspace: Workspace | No
     return value
 
 
+def checked_images(settings: Settings, paths: list[Path]) -> list[Path]:
+    """`--image` files that can be sent (format, size, a model that takes images); else exit 2 at once."""
+    if not paths:
+        return []
+    from catbuddy.images import ImageError, read_image, supports_vision
+
+    model = settings.model_name
+    if not supports_vision(model, settings.model_spec(model).vision):
+        raise fail(
+            f"{model} does not accept images; nothing was sent. Use --model with one that does, or set "
+            f'vision = true under [models."{model}"] in config.toml if it does.',
+            EXIT_USAGE,
+        )
+    for path in paths:
+        try:
+            read_image(path, str(path))
+        except ImageError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
+    return [path.resolve() for path in paths]
+
+
 def version_callback(value: bool) -> None:
     if value:
         typer.echo(f"catbuddy {__version__}")
@@ -140,7 +172,9 @@ ApprovalOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 SandboxOption = Annotated[
     str | None,
-    typer.Option("--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."),
+    typer.Option(
+        "--sandbox", help="How exec is confined: workspace-write, read-only or off (overrides config)."
+    ),
 ]
 TrustOption = Annotated[
     bool,
@@ -175,7 +209,12 @@ def main_callback(
     ] = False,
 ) -> None:
     ctx.obj = GlobalOptions(
-        cwd=cwd, model=model, base_url=base_url, approval=approval, sandbox=sandbox, trust_project=trust_project
+        cwd=cwd,
+        model=model,
+        base_url=base_url,
+        approval=approval,
+        sandbox=sandbox,
+        trust_project=trust_project,
     )
     if ctx.invoked_subcommand is not None:
         from catbuddy.logs import log_to_stderr
@@ -185,7 +224,15 @@ def main_callback(
     checked_session_id(resume, "--resume")
     workspace, settings = load(ctx)
     checked_session_id(resume, "--resume", workspace)
-    open_app(workspace, settings, ctx.obj, resume=resume, continue_latest=continue_latest, inline=inline)
+    open_app(
+        workspace,
+        settings,
+        ctx.obj,
+        resume=resume,
+        continue_latest=continue_latest,
+        inline=inline,
+        first_message=ctx.meta.get(FIRST_MESSAGE),
+    )
     skip_teardown()  # the app has closed the session
 
 
@@ -197,7 +244,9 @@ def _log_model_calls(workspace: Workspace) -> None:
 
 
 @app.command()
-def demo(inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False) -> None:
+def demo(
+    inline: Annotated[bool, typer.Option("--inline", help="Run inline in the scrollback.")] = False,
+) -> None:
     """Try catbuddy without a key: the app against a scripted model, in a temporary folder."""
     from catbuddy.cli_commands.demo import run_demo
 
@@ -360,16 +409,26 @@ def run(
     plan: Annotated[
         bool, typer.Option("--plan", help="Plan mode: only reading tools run; the model ends with a plan.")
     ] = False,
+    image: Annotated[
+        list[Path] | None,
+        typer.Option("--image", help="Attach an image (PNG, JPEG, GIF, WebP) for a model that takes images."),
+    ] = None,
 ) -> None:
-    """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage."""
+    """Run one prompt headless (for scripts and CI). Exit 0 done, 1 failed, 2 bad usage.
+    @path in the prompt attaches that file (or folder listing, or image)."""
     from catbuddy.cli_commands.headless import run_headless_sync
 
     if as_json and stream_json:
         raise fail("use either --json or --stream-json, not both", EXIT_USAGE)
     if approvals_from_stdin and not stream_json:
-        raise fail("--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE)
+        raise fail(
+            "--approvals-from-stdin needs --stream-json (the requests are events on stdout)", EXIT_USAGE
+        )
     if approvals_from_stdin and (prompt is None or prompt == "-"):
-        raise fail("with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers", EXIT_USAGE)
+        raise fail(
+            "with --approvals-from-stdin, pass the prompt as an argument: stdin carries the answers",
+            EXIT_USAGE,
+        )
     checked_session_id(resume, "--resume")
     if prompt is None or prompt == "-":
         if sys.stdin is None or sys.stdin.isatty():
@@ -390,6 +449,7 @@ def run(
         trust_project=trust_project,
         warn_untrusted=True,
     )
+    images = checked_images(settings, image or [])
     _log_model_calls(workspace)
     fmt = "json" if as_json else "stream-json" if stream_json else "text"
     code = run_headless_sync(
@@ -402,6 +462,7 @@ def run(
         approvals_from_stdin=approvals_from_stdin,
         dream=dream,
         plan_mode=plan,
+        images=images,
     )
     skip_teardown()  # the session is closed and the output written
     raise typer.Exit(code)
@@ -704,6 +765,31 @@ def doctor(ctx: typer.Context, cwd: CwdOption = None, as_json: JsonOption = Fals
     report = diagnose(workspace, settings)
     typer.echo(json.dumps(report.to_json(), indent=2) if as_json else report.to_text())
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@app.command("acp")
+def acp_command(
+    ctx: typer.Context,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    approval: ApprovalOption = None,
+    sandbox: SandboxOption = None,
+    trust_project: TrustOption = False,
+) -> None:
+    """Serve the Agent Client Protocol on standard input/output, for editors (Zed's agent_servers, JetBrains,
+    Neovim, Emacs). Each session's work root is the editor's project folder."""
+    from catbuddy.acp.server import run_acp
+
+    glob = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+    run_acp(
+        GlobalOptions(
+            model=model or glob.model,
+            base_url=base_url or glob.base_url,
+            approval=approval or glob.approval,
+            sandbox=sandbox or glob.sandbox,
+            trust_project=trust_project or glob.trust_project,
+        )
+    )
 
 
 class _Teardown:

@@ -62,6 +62,7 @@ class ModelSpec:
     encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
     # The file-editing tools offered to this model; None: by its family (catbuddy.tools.offer).
     edit_tools: tuple[str, ...] | None = setting(None, choice_list(*EDIT_TOOLS))
+    vision: bool | None = setting(None, boolean)  # accepts images; None: guessed from the name (images.py)
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,31 @@ class McpServerSettings:
     disabled: bool = setting(False, boolean)
 
 
+HOOK_EVENTS = ("user_prompt_submit", "pre_tool", "post_tool", "stop")
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    """One ``[hooks.<name>]`` entry: a command run at an event, given the event as JSON on stdin."""
+
+    name: str
+    event: str = required(one_of(*HOOK_EVENTS))
+    command: str = required(string)
+    matcher: str = setting("", string)  # a regular expression on the tool name ("": every tool)
+    timeout: float = setting(30.0, between(0.1, 600))
+
+
+def _check_hook(source: str, label: str, entry: dict[str, Any]) -> None:
+    import re
+
+    try:
+        re.compile(entry.get("matcher") or "")
+    except re.error as exc:
+        raise ConfigError(
+            source, f"{label}.matcher", f"a regular expression ({exc})", entry.get("matcher")
+        ) from None
+
+
 def _check_model(source: str, label: str, entry: dict[str, Any]) -> None:
     window, out = entry.get("context_window"), entry.get("max_output_tokens")
     if window is not None and out is not None and out >= window:
@@ -259,6 +285,16 @@ def _check_server(source: str, label: str, entry: dict[str, Any]) -> None:
         raise ConfigError(source, label, "either `command` or `url`, not both")
 
 
+HOOKS = Entries(
+    HookSettings,
+    'a table of hooks, e.g. [hooks.lint] with event = "post_tool" and command = "ruff check ."',
+    quoted=False,
+    required="set",
+    required_hint=f"Each hook needs `event` ({', '.join(HOOK_EVENTS)}) and `command`",
+    check_entry=_check_hook,
+    build=lambda name, entry: HookSettings(name=name, **entry),
+    risky="runs these commands at every prompt and tool call",
+)
 MODELS = Entries(
     ModelSpec,
     'a table of models, e.g. [models."gpt-4o"]',
@@ -331,6 +367,7 @@ class Settings:
     memory: MemorySettings = table(Section(MemorySettings))
     agents: AgentSettings = table(Section(AgentSettings))
     mcp_servers: Mapping[str, McpServerSettings] = table(MCP_SERVERS)
+    hooks: Mapping[str, HookSettings] = table(HOOKS)
     sandbox: SandboxSettings = table(TopLevel(SandboxSettings))
     sources: tuple[str, ...] = ()
     # The project config's settings that need trust, and whether they apply (None: it has none).

@@ -21,6 +21,51 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 
+# The command line without typer (docs/architecture.md §10): `catbuddy "PROMPT"` opens the app with that
+# message sent, `catbuddy -p "PROMPT"` is `catbuddy run "PROMPT"`. Kept equal to cli.py's commands and
+# global options by tests/cli/test_cli_first_message.py.
+COMMAND_NAMES = frozenset(
+    {"demo", "init", "count", "context", "run", "sessions", "compact", "dream", "memory", "skills", "mcp",
+     "doctor", "acp"}
+)  # fmt: skip
+VALUE_OPTIONS = frozenset(
+    {"--cwd", "--model", "-m", "--base-url", "--approval", "-a", "--sandbox", "--resume", "-r"}
+)
+PRINT_FLAGS = ("-p", "--print")
+
+
+@dataclass(frozen=True)
+class ParsedArgs:
+    """The arguments for the command line proper, and the app's first message when one was given."""
+
+    args: list[str]
+    first_message: str | None = None
+
+
+def split_arguments(args: list[str]) -> ParsedArgs:
+    """`[--model x] PROMPT` -> the app with PROMPT sent first; `-p PROMPT` -> `run PROMPT`. Arguments
+    after a command (or `--`) are that command's; a first positional naming a command is that command."""
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            return ParsedArgs(out + args[index:])
+        if arg in PRINT_FLAGS:
+            return ParsedArgs([*out, "run", *args[index + 1 :]])
+        if arg in VALUE_OPTIONS:
+            out += args[index : index + 2]
+            index += 2
+            continue
+        if arg.startswith("-"):
+            out.append(arg)
+            index += 1
+            continue
+        if arg in COMMAND_NAMES:
+            return ParsedArgs(out + args[index:])
+        return ParsedArgs(out + args[index + 1 :], arg)  # the first message; what follows is checked as usual
+    return ParsedArgs(out)
+
 
 class LaunchError(CatbuddyError):
     """A start-up problem the user can fix: its message is printed after `catbuddy: `, then exit ``code``."""
@@ -76,9 +121,18 @@ def load_workspace(
     project = settings.project_trust
     if project is not None and options.trust_project:
         record_trust(workspace, project, trusted=True)
+    elif project is None and options.trust_project:  # no risky config yet: trust the work root itself
+        record_trust(workspace, _no_risky_settings(workspace), trusted=True)  # (its custom commands)
     elif project is not None and not project.applied and warn_untrusted:
         warn(project.warning())
     return workspace, settings
+
+
+def _no_risky_settings(workspace: Workspace) -> Any:
+    from catbuddy.trust import ProjectTrust, TrustState, digest
+
+    root = workspace.work_root.resolve()
+    return ProjectTrust(root, root / ".catbuddy" / "config.toml", {}, digest({}), TrustState.NEW)
 
 
 def record_trust(workspace: Workspace, project: Any, *, trusted: bool) -> None:
@@ -108,11 +162,24 @@ def ask_trust_before_start(
 
 
 def start_app(
-    options: GlobalOptions, *, resume: str | None = None, continue_latest: bool = False, inline: bool = False
+    options: GlobalOptions,
+    *,
+    resume: str | None = None,
+    continue_latest: bool = False,
+    inline: bool = False,
+    first_message: str | None = None,
 ) -> None:
     """The terminal app, from loading the settings to the line that says how to resume."""
     workspace, settings = load_workspace(options)
-    open_app(workspace, settings, options, resume=resume, continue_latest=continue_latest, inline=inline)
+    open_app(
+        workspace,
+        settings,
+        options,
+        resume=resume,
+        continue_latest=continue_latest,
+        inline=inline,
+        first_message=first_message,
+    )
 
 
 def open_app(
@@ -123,6 +190,7 @@ def open_app(
     resume: str | None = None,
     continue_latest: bool = False,
     inline: bool = False,
+    first_message: str | None = None,
 ) -> None:
     """The terminal app for settings already loaded from ``options`` (reloaded if the project is trusted)."""
     from catbuddy.logs import log_to_file
@@ -133,9 +201,26 @@ def open_app(
     )
     from catbuddy.tui.app import run_tui
 
-    session_id = run_tui(workspace, settings, resume=resume, continue_latest=continue_latest, inline=inline)
+    session_id = run_tui(
+        workspace,
+        settings,
+        resume=resume,
+        continue_latest=continue_latest,
+        inline=inline,
+        first_message=checked_first_message(first_message),
+    )
     if session_id:
         sys.stdout.write(f"Resume this session with: catbuddy --resume {session_id}\n")
+
+
+def checked_first_message(text: str | None) -> str | None:
+    """The first message as valid text (argv carries undecodable bytes as lone surrogates); None if blank."""
+    if text is None:
+        return None
+    from catbuddy.text import valid_text
+
+    text = valid_text(text)
+    return text if text.strip() else None
 
 
 def exit_now(code: int) -> None:

@@ -13,11 +13,13 @@ import contextlib
 import logging
 import threading
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from catbuddy.agent.approval_broker import ApprovalBroker
 from catbuddy.agent.bus import EventBus, Listener
 from catbuddy.agent.compaction import CompactionManager, CompactionState
+from catbuddy.agent.custom_commands import custom_invocation, restricted
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
@@ -41,6 +43,7 @@ from catbuddy.agent.events import (
     TurnStarted,
     TurnStopped,
 )
+from catbuddy.agent.hook_steps import hook_runner
 from catbuddy.agent.memory_keeper import MemoryKeeper
 from catbuddy.agent.plan_mode import PlanMode
 from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, govern
@@ -125,8 +128,10 @@ class AgentLoop:
         self.bus = EventBus(self._secrets)
         self.bus.set_recorder(self._record)
         self.approvals = ApprovalBroker()
+        self.hooks = hook_runner(workspace, settings)
         self.queued: list[str] = []
         self._notes_for_model: list[str] = []  # told with the next user message (after /undo, /redo)
+        self.pending_images: list[Path] = []  # `--image FILE`: attached to the next turn's message
         self._conversation: Conversation | None = None
         self._compaction = CompactionState()
         self._turn_task: asyncio.Task[None] | None = None
@@ -365,23 +370,26 @@ class AgentLoop:
     def list_sessions(self) -> list[SessionInfo]:
         return self.store.list()
 
-    def turn_context(self) -> TurnContext:
-        """The collaborators of one turn or one /compact, with the model and its budget fixed."""
-        offer_edit_tools(
-            self.registry, edit_tools_for(self._model, self.settings.model_spec(self._model).edit_tools)
-        )
-        registry = self.planning.registry(self.registry)  # plan mode offers reading tools only
+    def turn_context(
+        self, model: str | None = None, only_tools: tuple[str, ...] | None = None
+    ) -> TurnContext:
+        """The collaborators of one turn or one /compact, with the model and its budget fixed (a custom
+        command may ask for another ``model`` and ``only_tools``, for its turn)."""
+        model = model or self._model
+        offer_edit_tools(self.registry, edit_tools_for(model, self.settings.model_spec(model).edit_tools))
+        offered = self.registry if only_tools is None else restricted(self.registry, only_tools)
+        registry = self.planning.registry(offered)  # plan mode offers reading tools only
         return TurnContext(
             settings=self.settings,
             workspace=self.workspace,
-            model=self._model,
+            model=model,
             channel=self.channel,
             interactive=self.interactive,
             conversation=self.conversation,
             builder=self.builder,
             registry=registry,
-            counter=counter_for(self.settings.encoding_for(self._model)),
-            budget=budget_for(self.settings, self._model),
+            counter=counter_for(self.settings.encoding_for(model)),
+            budget=budget_for(self.settings, model),
             calibration=self.calibration,
             policy=self.planning.policy(self.policy),
             tools=self.tool_context,
@@ -391,6 +399,7 @@ class AgentLoop:
             secrets=self._secrets,
             extra_layers=self._extra_layers(registry),
             checkpoints=self.checkpoints,
+            hooks=self.hooks,
         )
 
     def _extra_layers(self, registry: ToolRegistry) -> tuple[tuple[str, str], ...]:
@@ -456,16 +465,26 @@ class AgentLoop:
     async def _one_turn(self, text: str) -> None:
         self._turns += 1
         self._stop_requested = False
+        # `/name args` naming a custom command sends its prompt, with its model and tools (commands/).
+        command = (
+            await asyncio.to_thread(custom_invocation, self.workspace, self.settings, text)
+            if text.lstrip().startswith("/")
+            else None
+        )
+        prompt = command.prompt if command is not None else text
         if self._notes_for_model:  # what changed outside the conversation since the last turn
-            text = text + "\n\n" + "\n".join(self._notes_for_model)
+            prompt = prompt + "\n\n" + "\n".join(self._notes_for_model)
             self._notes_for_model = []
-        ctx = self.turn_context()
+        ctx = self.turn_context(*((command.model, command.allowed_tools) if command else ()))
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
         self.checkpoints.begin_turn(self.session_id, self.session.next_message_id)
         self.emit(TurnStarted(self._turns, text))
+        if command is not None and command.notice:
+            self.emit(Notice(command.notice, "warning"))
         try:
-            outcome = await runner.run(text)
+            runner.images, self.pending_images = self.pending_images, []
+            outcome = await runner.run(prompt)
         except asyncio.CancelledError:
             runner.keep_partial_work()
             self.emit(TurnStopped(self._turns))

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from catbuddy.agent import hook_steps
 from catbuddy.agent.compaction import CompactionManager
 from catbuddy.agent.events import (
     AssistantMessage,
@@ -30,6 +33,7 @@ from catbuddy.agent.events import (
 from catbuddy.agent.reply_bounds import BoundedReply, bound_reply
 from catbuddy.agent.tool_calls import ToolCallBatch
 from catbuddy.agent.turn_context import RequestParts, TurnContext
+from catbuddy.agent.user_input import user_message
 from catbuddy.context.counting.measure import calibrated
 from catbuddy.context.governance.bound import govern_by_bound
 from catbuddy.context.governance.governor import ContextOverflowError, GovernedContext
@@ -86,22 +90,33 @@ class TurnRunner:
         self._call_state: _CallState | None = None
         self.parts: RequestParts | None = None  # the last model call's prompt and schemas
         self.governed: GovernedContext | None = None  # the last request answered, counted exactly
+        self.images: Sequence[Path] = ()  # `--image FILE`: attached to the user's message
 
     # --- the turn ---------------------------------------------------------------------------------
 
     async def run(self, user_text: str) -> TurnOutcome:
         ctx = self.ctx
         last_text = ""
+        # Hooks first, then @-mentions and images (agent/user_input.py): a refusal raises before anything is kept.
+        message = await user_message(ctx, await hook_steps.on_prompt(ctx, user_text), self.images)
+        stop_blocks = 0
         max_iterations = ctx.settings.max_iterations
         for iteration in range(1, max_iterations + 1):
             # One durable step per model call: its records (the user's message for the first call,
             # governance, reply, usage, tool results) are written as they happen, fsync'd together.
             with ctx.conversation.group():
                 if iteration == 1:
-                    ctx.conversation.append(ctx.builder.user_message(user_text, ctx.channel))
+                    ctx.conversation.append(message)
                 outcome = await self._iteration(iteration, last_text)
             if isinstance(outcome, TurnOutcome):
-                return outcome
+                go_on = await self._stop_hooks(outcome, stop_blocks)
+                if go_on is None:
+                    return outcome
+                stop_blocks += 1
+                with ctx.conversation.group():  # the hook's reason, for the model's next call
+                    ctx.conversation.append({"role": "user", "content": go_on})
+                last_text = outcome.text
+                continue
             last_text = outcome
         notice = (
             f"Stopped after {max_iterations} model calls in one turn (max_iterations). "
@@ -110,6 +125,11 @@ class TurnRunner:
         ctx.bus.emit(Notice(notice, "warning"))
         ctx.bus.emit(IterationCapReached(max_iterations))
         return TurnOutcome(TurnEndReason.ITERATION_CAP, last_text, max_iterations)
+
+    async def _stop_hooks(self, outcome: TurnOutcome, blocks: int) -> str | None:
+        if outcome.reason is not TurnEndReason.DONE:
+            return None
+        return await hook_steps.on_stop(self.ctx, outcome.text, blocks)
 
     async def _iteration(self, iteration: int, last_text: str) -> TurnOutcome | str:
         """One model call and its tool calls: the turn's outcome if it ends here, else the reply text."""

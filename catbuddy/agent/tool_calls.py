@@ -14,8 +14,10 @@ import json
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from catbuddy.agent import hook_steps
 from catbuddy.agent.approval import RULE_REFUSAL, headless_refusal, refusal_text
 from catbuddy.agent.events import (
     ApprovalChoice,
@@ -29,6 +31,7 @@ from catbuddy.agent.events import (
 from catbuddy.agent.reply_bounds import BoundedReply
 from catbuddy.agent.turn_context import TurnContext
 from catbuddy.context.compaction.plan import plan_of
+from catbuddy.images import stored_reference, supports_vision
 from catbuddy.memory.tool_writes import begin_tool_write, finish_tool_write
 from catbuddy.redact import redact, redact_text
 from catbuddy.text import fit_middle
@@ -64,6 +67,7 @@ class ToolCallBatch:
         self._refusals = bounded.refusals if bounded else {}  # answered without running (over a bound)
         self._over_count = bounded.over_count if bounded else 0
         self._answered: set[str] = set()
+        self._images: list[tuple[str, Path]] = []  # (tool, stored image) for the model, after the results
 
     async def run(self) -> None:
         if self._over_count:
@@ -99,6 +103,8 @@ class ToolCallBatch:
             )
             refusal = error or (self._unknown_tool(name) if tool is None else None)
             if refusal is None and tool is not None:
+                refusal = await self._pre_tool(name, args)  # the user's hooks, before asking the user
+            if refusal is None and tool is not None:
                 refusal = await self._approve(call, tool, args)
             if refusal is not None:
                 await self._flush(batch)
@@ -114,6 +120,19 @@ class ToolCallBatch:
             batch = []
             await self._flush([(call, args)])
         await self._flush(batch)
+        self._show_images()
+
+    def _show_images(self) -> None:
+        """Images tools returned (MCP) reach a model that sees images as one user message after every
+        result (a tool message holds text only); others read the results' text, which describes them."""
+        if not self._images or not supports_vision(
+            self.ctx.model, self.ctx.settings.model_spec(self.ctx.model).vision
+        ):
+            return
+        names = ", ".join(dict.fromkeys(name for name, _ in self._images))
+        parts = [{"type": "text", "text": f"[images returned by {names}]"}]
+        parts += [stored_reference(path) for _, path in self._images]
+        self.ctx.conversation.append({"role": "user", "content": parts})
 
     def cancel_unanswered(self) -> None:
         for call in self.calls:
@@ -125,6 +144,10 @@ class ToolCallBatch:
         return Refusal(text, ToolStatus.ERROR, UNKNOWN_TOOL)
 
     # --- approval -------------------------------------------------------------------------------
+
+    async def _pre_tool(self, name: str, args: dict[str, Any]) -> Refusal | None:
+        reason = await hook_steps.before_tool(self.ctx, name, args)
+        return Refusal(reason, ToolStatus.REFUSED) if reason is not None else None
 
     async def _approve(self, call: Call, tool: Tool, args: dict[str, Any]) -> Refusal | None:
         """None when the call may run; otherwise what the model gets instead of a result."""
@@ -206,6 +229,7 @@ class ToolCallBatch:
             result = await run_tool(tool, args, self.ctx.tools)
         finally:
             finish_tool_write(memory_writes)
+        result = await hook_steps.after_tool(self.ctx, tool.name, args, result)
         return result, time.monotonic() - started
 
     def _finish(
@@ -214,6 +238,7 @@ class ToolCallBatch:
         if call["id"] in self._answered:
             return
         self._answered.add(call["id"])
+        self._images += [(call["function"]["name"], path) for path in result.images]
         secrets = self.ctx.secrets
         # The keys catbuddy holds never reach the model, the session file or the screen.
         content = fit_middle(

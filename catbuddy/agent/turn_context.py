@@ -19,6 +19,7 @@ from catbuddy.context.assembly.builder import BuiltPrompt, ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
 from catbuddy.context.counting.tokens import TokenCounter
 from catbuddy.context.governance.governor import Budget
+from catbuddy.hooks.runner import HookRunner
 from catbuddy.llm.protocol import ProviderSource
 from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.session.conversation import Conversation
@@ -49,6 +50,7 @@ class TurnContext:
     # Layers after the assembled prompt, (name, text): a subagent's instructions, plan mode's (§5c).
     extra_layers: tuple[tuple[str, str], ...] = ()
     checkpoints: Checkpoints | None = None  # captures the work tree before the turn's first write
+    hooks: HookRunner | None = None  # the configured hooks (agent/hook_steps.py); None: there are none
 
     @property
     def calibration_factor(self) -> float:

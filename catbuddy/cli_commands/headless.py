@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from catbuddy.agent.events import (
@@ -194,6 +195,7 @@ async def run_headless(
     approvals_from_stdin: bool = False,
     dream: bool = False,
     plan_mode: bool = False,
+    images: list[Path] | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -212,6 +214,7 @@ async def run_headless(
         interactive=approvals_from_stdin,
     )
     loop.add_listener(printer)
+    loop.pending_images = list(images or [])  # `--image`: attached to the prompt's message
     reader: asyncio.Task[None] | None = None
     if approvals_from_stdin:
         answers = StdinApprovals(loop.answer_approval, loop.emit, sys.stdin)

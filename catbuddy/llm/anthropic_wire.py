@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from catbuddy.images import image_source
 from catbuddy.llm.reasoning import REASONING_DETAILS
 from catbuddy.messages import content_text
 
@@ -46,7 +47,11 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
             if isinstance(part, Mapping) and part.get("type") == "text" and part.get("text"):
                 out.append(_text_block(str(part["text"])))
             elif isinstance(part, Mapping) and part.get("type") == "image_url":
-                continue  # catbuddy sends no images; never fail on one
+                # An attached image (catbuddy/images.py) as Anthropic's base64 image block.
+                source = image_source(str((part.get("image_url") or {}).get("url", "")))
+                if source is not None:
+                    out.append({"type": "image", "source": {"type": "base64", "media_type": source[0],
+                                                            "data": source[1]}})  # fmt: skip
         return out
     text = content_text(content)
     return [_text_block(text)] if text else []

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from catbuddy.images import resolve_images
 from catbuddy.llm.errors import (
     AuthenticationError,
     CallContext,
@@ -239,6 +240,8 @@ class Provider:
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         options: Any = {"security": {"bearer_auth": True}}
+        if "messages" in body:  # image references in the session become data URLs only here (images.py)
+            body = {**body, "messages": resolve_images(body["messages"])}
         if stream:
             # httpx's read timeout bounds each socket read: no byte (a keep-alive comment counts)
             # for stream_idle_timeout ends the attempt, however long the whole stream runs.

@@ -6,14 +6,17 @@ Everything here works on the wire shape of MCP objects (camelCase dicts: ``input
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from catbuddy.images import MAX_IMAGE_BYTES, sniff_mime, store_image
 from catbuddy.safety.kinds import ToolKind
 from catbuddy.text import valid_text
 from catbuddy.tool_meta import FactKind, LedgerFact, ToolMeta
@@ -155,11 +158,41 @@ class McpTool(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = await self.caller.call_tool(self.server, self.remote_name, args)
+        workspace = getattr(ctx, "workspace", None)  # callers outside a session pass no context
+        images = (
+            await asyncio.to_thread(stored_images, result, workspace.home) if workspace is not None else []
+        )
         return ToolResult(
             content=result_text(result),
             is_error=bool(result.get("isError")),
             meta={"server": self.server, "tool": self.remote_name},
+            images=images,
         )
+
+
+def stored_images(result: Mapping[str, Any], home: Path) -> list[Path]:
+    """The result's image blocks, kept once in the catbuddy home, so a model that sees images gets them
+    (agent/tool_calls.py adds them after the call's results); over-size or unknown ones are left as text."""
+    paths: list[Path] = []
+    for part in result.get("content") or []:
+        if (
+            not isinstance(part, Mapping)
+            or part.get("type") != "image"
+            or not isinstance(part.get("data"), str)
+        ):
+            continue
+        try:
+            data = base64.b64decode(part["data"], validate=True)
+        except (ValueError, binascii.Error):
+            continue
+        mime = sniff_mime(data)
+        if mime is None or len(data) > MAX_IMAGE_BYTES:
+            continue
+        try:
+            paths.append(store_image(home, data, mime).path)
+        except OSError:
+            continue
+    return paths
 
 
 def make_mcp_tool(

@@ -69,6 +69,7 @@ class ChatBackend(Protocol):
     """What the handler needs from the server that owns the script (``ScriptedLLM`` implements it)."""
 
     models: list[str] | None
+    list_models: bool
     stopping: threading.Event
 
     def auth_error(self, headers: Mapping[str, str]) -> ErrorSpec | None: ...
@@ -122,7 +123,7 @@ class ChatHandler(BaseHTTPRequestHandler):
         problem = self.llm.auth_error(dict(self.headers.items()))
         if problem is not None:
             self._send_error(problem)
-        elif self.path.rstrip("/") == "/v1/models":
+        elif self.path.rstrip("/") == "/v1/models" and self.llm.list_models:
             names = self.llm.models or [DEFAULT_MODEL]
             data = [
                 {"id": n, "object": "model", "created": 0, "owned_by": "catbuddy-scripted"} for n in names

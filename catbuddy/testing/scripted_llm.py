@@ -173,6 +173,7 @@ class ScriptedLLM:
         self.prompt_token_factor = prompt_token_factor
         self.api_key = api_key
         self.models = list(models) if models else None
+        self.list_models = True  # False: GET /v1/models answers 404, as some gateways do
         self._log = log
         self.short_summaries = short_summaries  # answer summary requests with short_summary()
         # A provider-like prompt cache is on by default; False turns it off (cached tokens always 0).

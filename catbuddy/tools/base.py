@@ -87,6 +87,7 @@ class ToolResult:
     status: ToolStatus | None = None  # None: ERROR when is_error, else OK
     exit_code: int | None = None  # a command's
     paths: list[PathChange] = field(default_factory=list)  # files the call created, modified, deleted
+    images: list[Path] = field(default_factory=list)  # images for the model, stored (MCP results: images.py)
 
     @property
     def outcome(self) -> ToolStatus:

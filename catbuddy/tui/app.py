@@ -208,6 +208,7 @@ class CatbuddyApp(PlanCommands):
             return
         self.loop = loop
         self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
+        self.run_worker(self.load_custom_commands(), name="custom-commands", group="commands")
         await self.show_session(keep=[block for _, block in self._early])
         pending, self._pending_inputs = self._pending_inputs, []
         for text in pending:
@@ -567,9 +568,13 @@ def run_tui(
     resume: str | None,
     continue_latest: bool,
     inline: bool,
+    first_message: str | None = None,
 ) -> str | None:
-    """Run the TUI until the user exits; returns the session id so the caller can print how to resume."""
-    app = CatbuddyApp(workspace, settings, resume=resume, continue_latest=continue_latest)
+    """Run the TUI until the user exits; returns the session id so the caller can print how to resume.
+    ``first_message`` (`catbuddy "PROMPT"`) is sent as soon as the session opens."""
+    app = CatbuddyApp(
+        workspace, settings, resume=resume, continue_latest=continue_latest, first_message=first_message
+    )
     result = app.run(inline=inline)
     if app.start_error is not None:
         if isinstance(app.start_error, CatbuddyError):

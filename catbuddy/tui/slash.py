@@ -41,6 +41,8 @@ HELP_KEYS = """Keys: Enter send · Shift+Enter / Ctrl+J newline · Up/Down histo
 class SlashCommands(UndoCommands):
     """Needs from the app: the loop, the workspace and settings, and the helpers declared below."""
 
+    command_problems: list[str] = []  # custom command files that could not be loaded, for /help
+
     if TYPE_CHECKING:
         from catbuddy.config import Settings
         from catbuddy.tui.widgets.prompt import PromptArea
@@ -73,6 +75,8 @@ class SlashCommands(UndoCommands):
         parsed = slash_table.parse(text)
         if parsed is None:
             return False
+        if parsed.name not in slash_table.BY_NAME and parsed.name in slash_table.CUSTOM:
+            return False  # a custom command: the loop sends its prompt (agent/custom_commands.py)
         handler = getattr(self, f"slash_{parsed.name}", None)
         if handler is None or parsed.name not in slash_table.BY_NAME:
             self.notice(slash_table.unknown_message(parsed.name), "warning")
@@ -84,9 +88,38 @@ class SlashCommands(UndoCommands):
         return True
 
     async def slash_help(self, argument: str) -> None:
-        width = max(len(f"/{c.name} {c.usage}") for c in slash_table.COMMANDS)
+        await self.load_custom_commands()
+        shown = [*slash_table.COMMANDS, *slash_table.CUSTOM.values()]
+        width = max(len(f"/{c.name} {c.usage}") for c in shown)
         lines = [f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}" for c in slash_table.COMMANDS]
+        if slash_table.CUSTOM:
+            lines += ["", "Custom commands (.catbuddy/commands, .claude/commands, ~/.catbuddy/commands):"]
+            lines += [
+                f"/{c.name} {c.usage}".ljust(width) + f"  {c.description}"
+                for c in slash_table.CUSTOM.values()
+            ]
+        if self.command_problems:
+            lines += [
+                "",
+                "Command files with problems (not loaded):",
+                *(f"  {p}" for p in self.command_problems),
+            ]
         self.notice("\n".join(lines) + "\n\n" + HELP_KEYS, "info")
+
+    async def load_custom_commands(self) -> None:
+        """Read the custom command files (off the event loop) for /help and Tab completion."""
+        from catbuddy.commands.custom import discover
+
+        catalog = await asyncio.to_thread(
+            discover, self.workspace.work_root, self.workspace.home, frozenset(slash_table.BY_NAME)
+        )
+        slash_table.set_custom(
+            [
+                slash_table.SlashCommand(c.name, c.description or "(custom command)", c.argument_hint)
+                for c in catalog.commands.values()
+            ]
+        )
+        self.command_problems = [str(problem) for problem in catalog.problems]
 
     async def slash_stop(self, argument: str) -> None:
         if self.running():
@@ -295,10 +328,24 @@ class SlashCommands(UndoCommands):
         await self.show_session()
         self.notice(f"Resumed session {session_id}", "success")
 
+    async def slash_clear(self, argument: str) -> None:
+        await self.slash_new(argument)  # the name Claude Code and Codex users type
+
     async def slash_model(self, argument: str) -> None:
         if not argument:
+            from catbuddy.llm.model_list import endpoint_models, ordered
+            from catbuddy.tui.screens.choice import ChoicePicker
+
             known = sorted(name for name in self.settings.models if name != "default")
-            names = [self.agent.model] + [name for name in known if name != self.agent.model]
+            self.notice("Asking the endpoint for its models…", "info")
+            listed = await endpoint_models(self.settings)
+            names = ordered(self.agent.model, known, listed.names)
+            if listed.problem:
+                self.notice(
+                    f"The endpoint has no model list: {listed.problem}. Showing the configured models; "
+                    "switch to any other with /model NAME.",
+                    "warning",
+                )
             if len(names) == 1:
                 self.notice(
                     f"Model: {self.agent.model}. Switch with /model NAME "
@@ -306,9 +353,7 @@ class SlashCommands(UndoCommands):
                     "info",
                 )
                 return
-            from catbuddy.tui.screens.choice import ChoicePicker
-
-            choices = [(name, _model_note(self.settings, name)) for name in names]
+            choices = [(name, _model_note(self.settings, name, name in known)) for name in names]
             await self.push_screen(
                 ChoicePicker("Model for this session", choices, self.agent.model), callback=self._picked_model
             )
@@ -384,6 +429,7 @@ def _last_reply(entries: Sequence[HistoryEntry]) -> str:
     return ""
 
 
-def _model_note(settings: Any, name: str) -> str:
+def _model_note(settings: Any, name: str, configured: bool = True) -> str:
     spec = settings.model_spec(name)
-    return f"window {spec.context_window:,}, max output {spec.max_output_tokens:,}"
+    where = "configured" if configured else "from the endpoint"
+    return f"{where} · window {spec.context_window:,}, max output {spec.max_output_tokens:,}"

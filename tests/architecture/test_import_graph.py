@@ -15,7 +15,7 @@ from pathlib import Path
 import catbuddy
 
 PACKAGE = Path(catbuddy.__file__).parent
-FRONT_ENDS = ("catbuddy.tui",)
+FRONT_ENDS = ("catbuddy.tui", "catbuddy.acp")
 ENGINE = ("catbuddy.agent", "catbuddy.context", "catbuddy.llm", "catbuddy.tools", "catbuddy.session",
           "catbuddy.sandbox", "catbuddy.safety", "catbuddy.skills", "catbuddy.mcp", "catbuddy.memory",
           "catbuddy.checkpoints")  # fmt: skip
@@ -27,18 +27,18 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 LAYERS = (
     ("__main__",),
     ("cli",),
-    ("cli_commands",),
+    ("cli_commands", "acp"),
     ("launch",),
     ("tui",),
     ("agent",),
-    ("memory", "mcp", "testing"),
+    ("memory", "mcp", "testing", "mentions", "commands", "hooks"),
     ("tools", "llm"),
     ("context", "safety"),
     ("sandbox", "session", "skills", "subagents"),
     ("sandbox", "session", "skills", "checkpoints"),
     ("config", "workspace", "logs", "stop_signals"),
     ("trust", "instructions", "markdown_comments", "messages", "model_encodings", "resources",
-     "tool_meta"),
+     "tool_meta", "images"),
     ("config_schema",),
     ("config_checks",),
     ("text", "redact", "errors"),

@@ -31,6 +31,7 @@ OTHER_MEANINGS = {
     ("kinds.py", "exec"): "ToolKind.EXEC, a kind of tool",
     ("tool_meta.py", "skill"): "FactKind.SKILL, a kind of ledger fact",
     ("shell_programs.py", "exec"): "bash's `exec` builtin",
+    ("custom.py", "grep"): "Claude Code's Grep tool, in a custom command's allowed-tools",
     ("readonly_rules.py", "grep"): "the grep program, a read-only command",
     ("readonly_git.py", "grep"): "`git grep`, a read-only git subcommand",
 }

@@ -20,6 +20,7 @@ from catbuddy.context.counting.encodings import (
     load_encoding,
     load_python_encoding,
 )
+from catbuddy.images import content_image_tokens
 from catbuddy.messages import content_text
 from catbuddy.model_encodings import encoding_name_for_model
 
@@ -188,6 +189,7 @@ class TokenCounter:
     def _count_message_uncached(self, message: Mapping[str, Any]) -> int:
         total = TOKENS_PER_MESSAGE + self.count_text(str(message.get("role", "")))
         total += self.count_text(content_text(message.get("content")))
+        total += content_image_tokens(message.get("content"))  # OpenAI's tile rule (catbuddy/images.py)
         # An assistant message's stored reasoning (catbuddy.llm.reasoning), in the field it came in.
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if isinstance(reasoning, str) and reasoning:

@@ -10,6 +10,7 @@ from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from catbuddy.tui.widgets import slash_table
+from catbuddy.tui.widgets.file_picker import FilePicker, mention_being_typed, mention_text
 
 HISTORY_LIMIT = 500
 QUEUE_PREVIEW_CHARS = 100
@@ -39,9 +40,17 @@ class PromptArea(TextArea):
     def completer(self) -> Completer:
         return self.app.query_one(Completer)
 
+    @property
+    def file_picker(self) -> FilePicker:
+        return self.app.query_one(FilePicker)
+
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         completer = self.completer
+        if self.file_picker.display and key in ("up", "down", "tab", "enter"):
+            self._stop(event)
+            self._file_picker_key(key)
+            return
         if key in ("up", "down", "tab", "enter"):
             # Keys typed in a burst are handled before the Changed messages they caused: bring the
             # list up to date with the text as it is now, not as it was a few keys ago.
@@ -96,6 +105,7 @@ class PromptArea(TextArea):
         self._history_pos = None
         self.clear()
         self.completer.hide()
+        self.file_picker.hide()
         self.post_message(self.Submitted(text))
 
     def history_back(self) -> None:
@@ -125,7 +135,9 @@ class PromptArea(TextArea):
         self.completer.hide()
         if name is None:
             return
-        command = slash_table.BY_NAME[name]
+        command = slash_table.lookup(name)
+        if command is None:
+            return
         if run and not command.usage:
             self.load_text(f"/{name}")
             self.submit()
@@ -134,6 +146,37 @@ class PromptArea(TextArea):
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.sync_completer()
+        self.sync_file_picker()
+
+    def sync_file_picker(self) -> None:
+        """`@` being typed: the picker narrows to it; anything else hides it."""
+        row, column = self.cursor_location
+        query = mention_being_typed(self.document.get_line(row)[:column])
+        picker = self.file_picker
+        if query is None:
+            picker.hide()
+        elif picker.query_text != query or not picker.display:
+            picker.show_for(query, self.app.workspace.work_root)  # type: ignore[attr-defined]
+
+    def _file_picker_key(self, key: str) -> None:
+        picker = self.file_picker
+        if key == "up":
+            picker.action_cursor_up()
+        elif key == "down":
+            picker.action_cursor_down()
+        else:
+            self.accept_file(picker.selected_path())
+
+    def accept_file(self, path: str | None) -> None:
+        """Put `@path ` where the mention being typed is."""
+        picker = self.file_picker
+        picker.hide()
+        row, column = self.cursor_location
+        query = mention_being_typed(self.document.get_line(row)[:column])
+        if path is None or query is None:
+            return
+        self.replace(mention_text(path), (row, column - len(query) - 1), (row, column))
+        picker.hide()
 
     def sync_completer(self) -> None:
         """Show the commands matching the text now (a slash word with no space yet), else hide."""
@@ -211,4 +254,5 @@ class PromptBox(Vertical):
     def compose(self):  # type: ignore[no-untyped-def]
         yield QueuedView()
         yield Completer()
+        yield FilePicker()
         yield PromptArea()

@@ -22,7 +22,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "Show commands and keys"),
     SlashCommand("stop", "Stop the running turn (same as Esc)"),
     SlashCommand("new", "Start a fresh session"),
-    SlashCommand("compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"),
+    SlashCommand("clear", "Start a fresh session (same as /new)"),
+    SlashCommand(
+        "compact", "Summarise older messages now (undo: bring the last fold back)", "[instructions] | undo"
+    ),
     SlashCommand("context", "Token use per layer, history and budget"),
     SlashCommand("memory", "Edit both MEMORY.md files, or review their changes", "[log|diff [N]|undo]"),
     SlashCommand("dream", "Distil pending memory entries into MEMORY.md now", "[--dry-run]"),
@@ -35,13 +38,28 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("fork", "Start a new session with this one's history (up to a message)", "[message id]"),
     SlashCommand("sessions", "Find and resume a session of this project"),
     SlashCommand("resume", "Resume a session (picker, or by id)", "[id]"),
-    SlashCommand("model", "Switch the model for this session", "[name]"),
+    SlashCommand("model", "Switch the model (no name: pick from the endpoint's list)", "[name]"),
     SlashCommand("approval", "Switch the approval mode", "[ask|auto-edit|yolo]"),
     SlashCommand("plan", "Plan mode: only reading tools, the model ends with a plan (Shift+Tab)", "[on|off|accept]"),
     SlashCommand("copy", "Copy the last reply to the clipboard"),
     SlashCommand("exit", "Quit (prints the resume command)"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
+# Custom commands (.catbuddy/commands/*.md …), set by the app when it starts (tui/slash.py).
+CUSTOM: dict[str, SlashCommand] = {}
+
+
+def set_custom(commands: list[SlashCommand]) -> None:
+    CUSTOM.clear()
+    CUSTOM.update(
+        {command.name.lower(): command for command in commands if command.name.lower() not in BY_NAME}
+    )
+
+
+def lookup(name: str) -> SlashCommand | None:
+    return BY_NAME.get(name) or CUSTOM.get(name)
+
+
 EDITABLE_FILES = WORKSPACE_FILES
 
 
@@ -68,17 +86,22 @@ def parse(text: str) -> ParsedCommand | None:
 def is_full_command(text: str) -> bool:
     """`/context` (one known command name, nothing else): Enter runs it, whatever the list shows."""
     parsed = parse(text)
-    return parsed is not None and not parsed.argument and "\n" not in text.strip() and parsed.name in BY_NAME
+    return (
+        parsed is not None
+        and not parsed.argument
+        and "\n" not in text.strip()
+        and (parsed.name in BY_NAME or parsed.name in CUSTOM)
+    )
 
 
 def complete(prefix: str) -> list[SlashCommand]:
     """Commands whose name starts with what was typed after the slash (all of them for a bare `/`)."""
     word = prefix.lstrip("/").lower()
-    return [command for command in COMMANDS if command.name.startswith(word)]
+    return [command for command in (*COMMANDS, *CUSTOM.values()) if command.name.lower().startswith(word)]
 
 
 def closest(name: str) -> str | None:
-    matches = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.5)
+    matches = difflib.get_close_matches(name, [*BY_NAME, *CUSTOM], n=1, cutoff=0.5)
     if matches:
         return matches[0]
     starts = [command for command in BY_NAME if command.startswith(name[:2])] if name else []
