@@ -57,22 +57,8 @@ class UpdateMapper:
             return [update_agent_message_text(f"\n\n**Error:** {event.message}{hint}\n")]
         if isinstance(event, ev.Notice) and event.level in ("warning", "error"):
             return [update_agent_thought_text(f"{event.text}\n")]
-        return self._engine_extras(event)
-
-    def _engine_extras(self, event: ev.Event) -> list[Any]:
-        """Plan (and any other reasoning) events, by their data: other parts of the engine define them."""
-        kind = event.kind
-        if "reasoning" in kind or "thinking" in kind:
-            text = getattr(event, "text", "")
-            return [update_agent_thought_text(text)] if isinstance(text, str) and text else []
-        if "plan" in kind:
-            steps = (
-                getattr(event, "steps", None)
-                or getattr(event, "entries", None)
-                or getattr(event, "plan", None)
-            )
-            if isinstance(steps, list):
-                return [update_plan([_plan_entry(step) for step in steps])]
+        if isinstance(event, ev.PlanUpdated):
+            return [update_plan([_plan_entry(step) for step in event.steps])]
         return []
 
     def _started(self, event: ev.ToolCallStarted) -> Any:
@@ -136,11 +122,6 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _plan_entry(step: Any) -> Any:
-    if isinstance(step, dict):
-        text = str(step.get("step") or step.get("content") or step.get("text") or "")
-        status = str(step.get("status") or "pending")
-    else:
-        text = str(getattr(step, "step", None) or getattr(step, "text", None) or step)
-        status = str(getattr(step, "status", "pending"))
-    return plan_entry(text, status=PLAN_STATUS.get(status, "pending"))  # type: ignore[arg-type]
+def _plan_entry(step: dict[str, str]) -> Any:
+    status = PLAN_STATUS.get(step.get("status", "pending"), "pending")
+    return plan_entry(step.get("step", ""), status=status)  # type: ignore[arg-type]

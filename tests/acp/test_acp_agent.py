@@ -234,3 +234,17 @@ async def test_reasoning_streams_as_thought_chunks_apart_from_the_answer(editor,
     thoughts = "".join(u.content.text for u in client.of("agent_thought_chunk"))
     assert thoughts.endswith("let me think about it")  # after any start-up warning (sandbox off here)
     assert client.message_text() == "the answer"
+
+
+async def test_the_plan_reaches_the_editor_as_plan_updates(editor, scripted_llm):
+    plan = {"plan": [{"step": "Read calc.py", "status": "done"}, {"step": "Fix add", "status": "in_progress"}]}
+    scripted_llm.push(Reply.tool_call("update_plan", plan), Reply.text("planned"))
+    client = EditorClient()
+    async with editor(client) as (conn, session_id, _):
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("plan it")]), TIMEOUT)
+
+    [update] = client.of("plan")
+    assert [(e.content, e.status) for e in update.entries] == [
+        ("Read calc.py", "completed"),
+        ("Fix add", "in_progress"),
+    ]
