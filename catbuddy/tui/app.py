@@ -44,6 +44,7 @@ else:  # the engine's events: imported once the first event (or key) needs them,
 
 FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
+START_WAIT = 15.0  # seconds an exit waits for a session still opening, so it is closed and named
 
 LoopFactory = Callable[..., Agent]
 
@@ -104,9 +105,12 @@ class CatbuddyApp(SlashCommands):
         self._tools: dict[str, ToolBlock] = {}
         self._approvals: dict[str, ApprovalScreen] = {}
         self._last_ctrl_c = 0.0
-        self._closed = False
+        self._loop_closed = False
+        self._quitting = False
         self._remove_stop_signals: Callable[[], None] | None = None
         self._sandbox_probed = False
+        self._starting = False  # the session is being opened in the background
+        self._start_settled = asyncio.Event()  # ... and that has finished, or failed
 
     # --- layout and start-up ------------------------------------------------------------------
 
@@ -184,6 +188,22 @@ class CatbuddyApp(SlashCommands):
         self._after_first_frame()
 
     async def _start_loop(self) -> None:
+        self._starting = True
+        try:
+            await self._open_session()
+        finally:
+            self._start_settled.set()
+        if self.loop is None or self._quitting:
+            return
+        loop = self.loop
+        self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
+        await self.show_session(keep=[block for _, block in self._early])
+        pending, self._pending_inputs = self._pending_inputs, []
+        for text in pending:
+            loop.submit(text)
+        self.refresh_queue()
+
+    async def _open_session(self) -> None:
         try:
             await asyncio.to_thread(preload, self.settings)
         except Exception as exc:  # the loop's own start reports what is wrong
@@ -201,12 +221,7 @@ class CatbuddyApp(SlashCommands):
             self.exit(None, return_code=getattr(exc, "exit_code", 1))
             return
         self.loop = loop
-        self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
-        await self.show_session(keep=[block for _, block in self._early])
-        pending, self._pending_inputs = self._pending_inputs, []
-        for text in pending:
-            loop.submit(text)
-        self.refresh_queue()
+        self.session_id = loop.session_id  # known from here on, even if the user exits at once
 
     async def show_session(self, keep: list[UserBlock] | None = None) -> None:
         """Mount the (newest part of the) session and fill the status bar; ``keep``: blocks of
@@ -493,13 +508,29 @@ class CatbuddyApp(SlashCommands):
         self.notify("Press Ctrl+C again to exit", timeout=EXIT_PRESS_WINDOW)
 
     async def quit(self) -> None:
+        self._quitting = True
+        if self._starting and not self._start_settled.is_set():
+            # Exiting while the session opens (Ctrl+C twice right after start-up): let it open, so
+            # it is closed properly and the resume command can name it; the keys keep flowing.
+            self.run_worker(self._quit_once_open(), name="quit-once-open", group="quit")
+            return
+        await self.shutdown()
+        self.exit(self.session_id)
+
+    async def _quit_once_open(self) -> None:
+        try:
+            await asyncio.wait_for(self._start_settled.wait(), START_WAIT)
+        except TimeoutError:
+            self.log.warning("exiting before the session finished opening")
+        if self.start_error is not None:
+            return  # the failed start already ends the app with its own exit code
         await self.shutdown()
         self.exit(self.session_id)
 
     async def shutdown(self) -> None:
-        if self._closed or self.loop is None:
+        if self._loop_closed or self.loop is None:
             return
-        self._closed = True
+        self._loop_closed = True
         try:
             await self.loop.aclose()
         except Exception as exc:  # closing must not hide the resume command

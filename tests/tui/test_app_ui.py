@@ -193,3 +193,31 @@ async def test_streaming_does_not_yank_a_view_the_user_scrolled_up(fake_app) -> 
         await wait_for(pilot, lambda: "streaming" in (texts(app, AssistantBlock)[-1]))
         await pilot.pause(0.1)
         assert transcript.scroll_y == 0
+
+
+async def test_ctrl_c_twice_while_the_session_opens_still_names_it(fake_app) -> None:
+    # Issue 31: two quick Ctrl+C right after start-up, before the session had opened in the
+    # background, exited without a session id (no "Resume this session with" line).
+    import asyncio
+
+    opened = asyncio.Event()
+
+    def slow_start(loop) -> None:
+        async def start() -> None:
+            await opened.wait()
+
+        loop.start = start
+
+    app, holder = fake_app(setup=slow_start)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "loop" in holder, what="the session to start opening")
+        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")
+        assert app.is_running  # waiting for the session, not gone without it
+        opened.set()
+        for _ in range(500):  # not pilot.pause: it waits on an app that is going away
+            if app.return_value is not None:
+                break
+            await asyncio.sleep(0.01)
+    assert app.return_value == "s-20250101-0001"
+    assert holder["loop"].closed
