@@ -297,3 +297,29 @@ async def test_context_at_80_columns_keeps_each_part_on_one_line(fake_app) -> No
         assert width < 80
         assert any("AGENTS.md (shipped default)" in line and "296" in line for line in lines)
         assert any("services/api/CLAUDE.md" in line and "96" in line for line in lines)
+
+
+async def test_context_at_80x24_scrolls_to_its_last_line_with_the_keys(fake_app) -> None:
+    # Issue 31: at 80×24 calibration, sandbox, Dream and the "folded" line were below the fold, and
+    # Down, PageDown, End did nothing.
+    def tall(loop) -> None:
+        loop.report.sandbox = "bubblewrap (workspace-write, no network)"
+        loop.report.folded_messages = 7
+
+    app, _ = fake_app(setup=tall)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_command(app, pilot, "/context")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen)
+        await pilot.pause(0.05)
+        view = screen.query_one("#context-scroll")
+        assert view.max_scroll_y > 0, "the content fits: the test proves nothing"
+        box = screen.query_one("#context-box").region
+        assert box.bottom <= 24
+        await pilot.press("end")
+        await wait_for(pilot, lambda: view.scroll_y == view.max_scroll_y, what="scrolled to the end")
+        await pilot.press("home")
+        await wait_for(pilot, lambda: view.scroll_y == 0, what="back at the top")
+        await pilot.press("pagedown")
+        await wait_for(pilot, lambda: view.scroll_y > 0, what="a page down")
+        assert view.region.bottom <= box.bottom  # the end of the scroll is inside the box, on screen
+        assert isinstance(app.screen, ContextScreen)  # the keys scrolled; they did not close it
