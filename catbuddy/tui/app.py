@@ -436,12 +436,10 @@ class CatbuddyApp(SlashCommands):
     # --- input ----------------------------------------------------------------------------------
 
     async def on_event(self, event: events.Event) -> None:
-        if (
-            isinstance(event, events.Key | events.Paste)
-            and not event.is_forwarded
-            and type_through.route(self, event, self.screen_stack[0].query_one(PromptArea))
-        ):
-            return
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            prompt = self.screen_stack[0].query_one(PromptArea)
+            if type_through.route(self, event, prompt) or type_through.from_block(self, event, prompt):
+                return
         await super().on_event(event)
 
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:

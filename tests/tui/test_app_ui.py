@@ -221,3 +221,27 @@ async def test_ctrl_c_twice_while_the_session_opens_still_names_it(fake_app) -> 
             await asyncio.sleep(0.01)
     assert app.return_value == "s-20250101-0001"
     assert holder["loop"].closed
+
+
+async def test_typing_while_a_tool_block_has_focus_goes_to_the_input(fake_app) -> None:
+    # Issue 31: after selecting a tool block, typed text vanished and Enter collapsed the block.
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        loop = holder["loop"]
+        loop.emit(ev.ToolCallStarted(call_id="c1", name="read_file", arguments='{"path": "a.py"}'))
+        loop.emit(ev.ToolCallFinished(call_id="c1", name="read_file", result="print(1)", duration=0.25))
+        loop.end_turn(ev.TurnEndReason.DONE)
+        blocks = await wait_for(pilot, lambda: list(app.transcript.query(ToolBlock)), what="tool block")
+        block = blocks[0]
+        await pilot.click(block)
+        await wait_for(pilot, lambda: app.focused is block and block.expanded, what="the block selected")
+
+        await type_text(pilot, "next one")
+        await pilot.press("enter")
+
+        await wait_for(pilot, lambda: loop.submitted == ["go", "next one"], what="the typed message sent")
+        assert block.expanded  # Enter sent the message; it did not collapse the block
+        assert app.focused is app.prompt

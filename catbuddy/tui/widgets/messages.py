@@ -69,6 +69,7 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
     """A tool call on one line (name, key arguments, status, duration); Enter or a click shows it all."""
 
     BINDINGS = [("enter", "toggle_details", "Expand")]
+    typed_to_input = True  # tui/type_through.py: text typed while it has focus goes to the input
 
     def __init__(self, call_id: str, name: str, arguments: str, summary: str = "") -> None:
         super().__init__(classes="tool-block")
