@@ -36,6 +36,7 @@ from catbuddy.context.governance.governor_steps import repair
 from catbuddy.context.governance.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
 from catbuddy.llm.types import Completed, LLMResponse, TextChunk
+from catbuddy.messages import with_valid_arguments
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +245,10 @@ class TurnRunner:
         exact: asyncio.Task[GovernedContext] | None = None
         try:
             async for piece in provider.stream_chat(
-                model=ctx.model, messages=governed.messages, tools=parts.tools or None, on_retry=on_retry
+                model=ctx.model,
+                messages=with_valid_arguments(governed.messages),
+                tools=parts.tools or None,
+                on_retry=on_retry,
             ):
                 if governed.bound and exact is None:  # the request is out: count it while the model answers
                     exact = asyncio.get_running_loop().create_task(self._govern_exactly(parts, governed))
