@@ -72,12 +72,12 @@ def arguments_are_valid(arguments: Any) -> bool:
         return False
 
 
-def with_valid_arguments(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def with_valid_arguments(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The request's messages with every tool call's arguments a JSON object: a call whose arguments
     were not (the model's mistake, answered by an error result quoting them) is sent back with
     ``{}``, since strict gateways reject the whole request otherwise. The stored history keeps the
     raw text; unchanged messages are the same objects (the token counter's cache keeps hitting)."""
-    fixed: list[Mapping[str, Any]] = []
+    fixed: list[dict[str, Any]] = []
     for message in messages:
         calls = message.get("tool_calls") if message.get("role") == "assistant" else None
         if calls and any(not arguments_are_valid(_arguments(call)) for call in calls):
