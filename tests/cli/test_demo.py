@@ -145,3 +145,11 @@ def test_the_built_wheel_ships_the_demo_script(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "catbuddy/testing/demo_script.json" in names
     assert "catbuddy/cli_commands/demo.py" in names
+
+
+def test_the_readme_states_the_demos_compaction_threshold() -> None:
+    # Issue 31: the README said "at half the budget" while the demo compacts at 0.68 of it.
+    from catbuddy.cli_commands.demo import DEMO_COMPACT_RATIO
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"compaction at {round(DEMO_COMPACT_RATIO * 100)}% of the budget" in readme
