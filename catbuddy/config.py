@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -274,6 +274,7 @@ class Settings:
     mcp_servers: Mapping[str, McpServerSettings] = table(MCP_SERVERS)
     sandbox: SandboxSettings = table(TopLevel(SandboxSettings))
     sources: tuple[str, ...] = ()
+    origins: Mapping[str, str] = field(default_factory=dict)  # top-level key → the source that set it last
     # The project config's settings that need trust, and whether they apply (None: it has none).
     project_trust: ProjectTrust | None = None
 
@@ -405,11 +406,14 @@ def load_settings(
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: list[str] = []
+    origins: dict[str, str] = {}
     project_trust: ProjectTrust | None = None
     global_file, project_file = config_files(global_home, work_root)
     if global_file.exists():  # a folder or an unreadable file in its place is an error, not "no config"
-        merged = SCHEMA.merge(merged, SCHEMA.validate(str(global_file), read_toml(global_file)))
+        layer = SCHEMA.validate(str(global_file), read_toml(global_file))
+        merged = SCHEMA.merge(merged, layer)
         sources.append(str(global_file))
+        origins.update(dict.fromkeys(layer, str(global_file)))
     if project_file.exists():
         layer = SCHEMA.validate(str(project_file), read_toml(project_file))
         safe, risky = trust.split_layer(layer, SCHEMA)
@@ -421,9 +425,11 @@ def load_settings(
                 layer = safe
         merged = SCHEMA.merge(merged, layer)
         sources.append(str(project_file))
+        origins.update(dict.fromkeys(layer, str(project_file)))
     for var, key in SCHEMA.environment().items():
         if env.get(var):
             merged = SCHEMA.merge(merged, SCHEMA.validate(f"environment variable {var}", {key: env[var]}))
+            origins[key.split(".")[0]] = f"environment ({var})"
             if "environment" not in sources:
                 sources.append("environment")
     if flags:
@@ -431,7 +437,8 @@ def load_settings(
         if given:
             merged = SCHEMA.merge(merged, SCHEMA.validate("command-line flags", given))
             sources.append("flags")
-    return replace(_build(merged, env, tuple(sources)), project_trust=project_trust)
+            origins.update(dict.fromkeys(given, "command-line flags"))
+    return replace(_build(merged, env, tuple(sources)), project_trust=project_trust, origins=origins)
 
 
 def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, ...]) -> Settings:
