@@ -14,6 +14,7 @@ gets printed or logged.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -366,7 +367,28 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "(file)", "valid TOML", hint=f"{exc}") from None
+        raise _not_toml(path, text, exc) from None
+
+
+TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+
+
+def _not_toml(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    """Name the line and column of a TOML syntax error, and show that line."""
+    found = TOML_WHERE.search(str(exc))
+    if found is None:  # "at end of document" and the like
+        return ConfigError(str(path), "(file)", "valid TOML", hint=str(exc))
+    line_no, column = int(found.group(1)), int(found.group(2))
+    reason = TOML_WHERE.sub("", str(exc))
+    lines = text.splitlines()
+    shown = lines[line_no - 1] if 0 < line_no <= len(lines) else ""
+    return ConfigError(
+        str(path),
+        f"(line {line_no}, column {column})",
+        "valid TOML",
+        hint=f"{reason}: line {line_no} reads `{shown.strip()}`. Fix it (strings need quotes, lists need a "
+        "closing ]), or remove the line",
+    )
 
 
 def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> ConfigError:

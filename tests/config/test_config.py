@@ -158,3 +158,13 @@ def test_mcp_tool_approval_values_are_checked(dirs) -> None:
     write(home / "config.toml", '[mcpServers.t]\ncommand = "x"\ntool_approval = { get_time = "sometimes" }\n')
     with pytest.raises(ConfigError, match="mcpServers.t.tool_approval.get_time"):
         load_settings(home, root, env={})
+
+
+def test_a_toml_syntax_error_names_its_line_and_column_and_shows_the_line(dirs) -> None:
+    # Issue 31: the error read "`(file)` must be valid TOML" without the line and column.
+    home, root = dirs
+    write(home / "config.toml", 'model = "x"\napproval = [not toml\n')
+    with pytest.raises(ConfigError) as error:
+        load_settings(home, root, env={})
+    assert "(line 2, column 13)" in error.value.message
+    assert "approval = [not toml" in error.value.hint
