@@ -45,6 +45,7 @@ from catbuddy.trust import ProjectTrust
 
 DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_MAX_OUTPUT_TOKENS = 4_096  # a model entry that gives only its window
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,14 @@ class ModelSpec:
     """What catbuddy needs to know about a model to keep its requests inside the window."""
 
     context_window: int = required(at_least(256))
-    max_output_tokens: int = required(at_least(1))
+    # None: DEFAULT_MAX_OUTPUT_TOKENS, at most a quarter of the window (a window alone is enough to say)
+    max_output_tokens: int = setting(None, at_least(1))
     encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
+
+    def __post_init__(self) -> None:
+        if self.max_output_tokens is None:
+            default = min(DEFAULT_MAX_OUTPUT_TOKENS, max(1, self.context_window // 4))
+            object.__setattr__(self, "max_output_tokens", default)
 
 
 @dataclass(frozen=True)
@@ -215,7 +222,7 @@ MODELS = Entries(
     ModelSpec,
     'a table of models, e.g. [models."gpt-4o"]',
     required="set (an integer)",
-    required_hint="Both numbers are needed",
+    required_hint="context_window is needed; max_output_tokens defaults to 4,096 (at most a quarter of the window)",
     complete=("default",),  # [models.default] changes only what it names
     check_entry=_check_model,
     build=_model,
