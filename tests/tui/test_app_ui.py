@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from helpers import texts, type_text, wait_for
 
 from catbuddy.agent import events as ev
@@ -245,3 +247,25 @@ async def test_typing_while_a_tool_block_has_focus_goes_to_the_input(fake_app) -
         await wait_for(pilot, lambda: loop.submitted == ["go", "next one"], what="the typed message sent")
         assert block.expanded  # Enter sent the message; it did not collapse the block
         assert app.focused is app.prompt
+
+
+async def test_a_running_tool_shows_how_long_it_has_been_running(fake_app) -> None:
+    # Issue 31: a running tool showed "…" with no elapsed time.
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        holder["loop"].emit(ev.ToolCallStarted(call_id="c1", name="exec", arguments='{"command": "make"}'))
+        blocks = await wait_for(pilot, lambda: list(app.transcript.query(ToolBlock)), what="tool block")
+        block = blocks[0]
+        assert "0s" not in str(block._header.render())  # not at once
+
+        block.started -= 12  # as if it had started 12 s ago: the next tick shows it
+        shown = await wait_for(
+            pilot, lambda: re.search(r"… (\d+)s", str(block._header.render())), what="elapsed time"
+        )
+        assert 12 <= int(shown.group(1)) < 40
+        holder["loop"].emit(ev.ToolCallFinished(call_id="c1", name="exec", result="ok", duration=12.3))
+        await wait_for(pilot, lambda: block.status == "done")
+        assert "12.3s" in str(block._header.render()) and "…" not in str(block._header.render())
