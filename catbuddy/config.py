@@ -25,8 +25,11 @@ from catbuddy import trust
 from catbuddy.config_checks import (
     APPROVAL_MODES,
     DREAM_MODES,
+    EFFORTS,
     ENCODINGS,
+    PROVIDERS,
     SANDBOX_MODES,
+    SEND_REASONING,
     SERVER_APPROVALS,
     ConfigError,
     approval_table,
@@ -46,6 +49,8 @@ from catbuddy.trust import ProjectTrust
 DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_MAX_OUTPUT_TOKENS = 4_096  # a model entry that gives only its window
+ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
+ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read for provider = "anthropic" when base_url is not set
 
 
 @dataclass(frozen=True)
@@ -70,11 +75,32 @@ class ModelPrice:
     input: float = required(between(0, 1_000_000))
     output: float = required(between(0, 1_000_000))
     cached_input: float | None = setting(None, between(0, 1_000_000))  # None: the input price (no discount)
+    cache_write: float | None = setting(None, between(0, 1_000_000))  # None: the input price (Claude: 1.25×)
 
-    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
+    def cost(
+        self, prompt_tokens: int, cached_tokens: int, completion_tokens: int, cache_write_tokens: int = 0
+    ) -> float:
         cached_price = self.input if self.cached_input is None else self.cached_input
-        fresh = max(0, prompt_tokens - cached_tokens)
-        return (fresh * self.input + cached_tokens * cached_price + completion_tokens * self.output) / 1e6
+        write_price = self.input if self.cache_write is None else self.cache_write
+        fresh = max(0, prompt_tokens - cached_tokens - cache_write_tokens)
+        return (
+            fresh * self.input
+            + cached_tokens * cached_price
+            + cache_write_tokens * write_price
+            + completion_tokens * self.output
+        ) / 1e6
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How catbuddy talks to a model, from ``[model_options."model"]`` (longest prefix of the name wins):
+    reasoning it is sent back, the effort asked for, cache breakpoints (catbuddy/llm/reasoning_policy.py)."""
+
+    reasoning_effort: str = setting("", one_of(*EFFORTS))  # "": not sent; /model NAME EFFORT sets it too
+    send_reasoning: str = setting("auto", one_of(*SEND_REASONING))  # auto: detected from base URL and model
+    cache_breakpoints: bool | None = setting(
+        None, boolean
+    )  # None: on for Claude models behind OpenAI-compatible APIs
 
 
 # Sensible defaults for common models, matched by longest prefix of the model name.
@@ -233,6 +259,10 @@ PRICES = Entries(
     required="set (US dollars per million tokens)",
     required_hint="input and output are both needed; cached_input defaults to input (no discount assumed)",
 )
+MODEL_OPTIONS = Entries(
+    ModelOptions,
+    'a table of model options, e.g. [model_options."deepseek-reasoner"]',
+)
 MCP_SERVERS = Entries(
     McpServerSettings,
     "a table of servers, e.g. [mcpServers.time]",
@@ -248,6 +278,10 @@ MCP_SERVERS = Entries(
 @dataclass(frozen=True)
 class Settings:
     model: str | None = setting(None, string, env=("CATBUDDY_MODEL",))
+    # openai: any OpenAI-compatible endpoint; anthropic: Anthropic's Messages API (catbuddy/llm/anthropic_provider.py)
+    provider: str = setting(
+        "openai", one_of(*PROVIDERS), risky="requests go to this kind of API", env=("CATBUDDY_PROVIDER",)
+    )
     base_url: str | None = setting(
         None,
         string,
@@ -276,6 +310,7 @@ class Settings:
     max_retries: int = setting(4, at_least(0))
     models: Mapping[str, ModelSpec] = table(MODELS)
     prices: Mapping[str, ModelPrice] = table(PRICES)
+    model_options: Mapping[str, ModelOptions] = table(MODEL_OPTIONS)
     context: ContextSettings = table(Section(ContextSettings))
     tools: ToolSettings = table(Section(ToolSettings))
     memory: MemorySettings = table(Section(MemorySettings))
@@ -301,6 +336,10 @@ class Settings:
     def price_for(self, model: str | None = None) -> ModelPrice | None:
         """The configured price of ``model`` (exact name, else longest prefix), or None: no cost shown."""
         return _longest_prefix(model or self.model_name, self.prices)
+
+    def options_for(self, model: str | None = None) -> ModelOptions:
+        """The model's ``[model_options]`` entry (exact name, else longest prefix), or the defaults."""
+        return _longest_prefix(model or self.model_name, self.model_options) or ModelOptions()
 
     def encoding_for(self, model: str | None = None) -> str:
         from catbuddy.model_encodings import encoding_name_for_model
@@ -472,4 +511,9 @@ def load_settings(
 
 def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, ...]) -> Settings:
     settings = Settings(**SCHEMA.build(merged), sources=sources)
+    if settings.provider == "anthropic":
+        if "api_key_env" not in merged:
+            settings = replace(settings, api_key_env=ANTHROPIC_API_KEY_ENV)
+        if not settings.base_url and env.get(ANTHROPIC_BASE_URL_ENV):
+            settings = replace(settings, base_url=env[ANTHROPIC_BASE_URL_ENV])
     return replace(settings, api_key=settings.api_key or env.get(settings.api_key_env) or None)

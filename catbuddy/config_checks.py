@@ -17,6 +17,15 @@ APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
 ENCODINGS = ("o200k_base", "cl100k_base")
 DREAM_MODES = ("auto", "ask", "off")
+PROVIDERS = ("openai", "anthropic")  # openai: any OpenAI-compatible endpoint
+SEND_REASONING = (
+    "auto",
+    "echo",
+    "reasoning_content",
+    "reasoning_details",
+    "none",
+)  # catbuddy/llm/reasoning_policy.py
+EFFORTS = ("", "none", "minimal", "low", "medium", "high", "xhigh")  # reasoning_effort values
 SERVER_APPROVALS = ("ask", "auto", "deny")
 
 Check = Callable[[str, str, Any], Any]

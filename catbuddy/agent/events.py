@@ -112,6 +112,14 @@ class TextDelta(Event):
 
 
 @dataclass
+class ReasoningDelta(Event):
+    """Reasoning ("thinking") as it streams, before or between the answer's text; never part of it."""
+
+    kind: ClassVar[str] = "reasoning_delta"
+    text: str
+
+
+@dataclass
 class AssistantMessage(Event):
     """A complete assistant message as it was stored (text and/or tool calls)."""
 
@@ -184,6 +192,8 @@ class UsageReported(Event):
     counted_prompt_tokens: int
     calibration: float = 1.0
     cached_tokens: int = 0  # prompt tokens the provider served from its prompt cache
+    cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (Anthropic-style)
+    reasoning_tokens: int = 0  # completion tokens spent reasoning
 
 
 @dataclass
@@ -294,6 +304,7 @@ class ModelChanged(Event):
     kind: ClassVar[str] = "model"
     record: ClassVar[bool] = True
     model: str
+    reasoning_effort: str = ""  # the effort its requests ask for ("": none sent)
 
 
 @dataclass

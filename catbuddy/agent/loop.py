@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 from typing import Any
 
 from catbuddy.agent.approval_broker import ApprovalBroker
@@ -40,6 +41,7 @@ from catbuddy.agent.runner import TurnOutcome, TurnRunner, context_status, gover
 from catbuddy.agent.toolset import build_registry, refresh_external
 from catbuddy.agent.turn_context import RequestParts, TurnContext
 from catbuddy.config import Settings
+from catbuddy.config_checks import EFFORTS
 from catbuddy.context.assembly.builder import ContextBuilder
 from catbuddy.context.counting.calibration import CalibrationStore
 from catbuddy.context.counting.tokens import counter_for
@@ -75,6 +77,7 @@ class AgentLoop:
     ) -> None:
         self.workspace = workspace
         self.settings = settings
+        self._configured = settings  # what config.toml says (``/model NAME default`` goes back to it)
         self.channel = channel
         self.interactive = channel != "headless" if interactive is None else interactive
         self._resume = resume
@@ -249,12 +252,23 @@ class AgentLoop:
         return self._model
 
     def set_model(self, model: str) -> None:
-        """The model for the next turn (a running turn finishes with its own)."""
-        model = model.strip()
-        if not model:
-            raise ValueError("a model name is needed, e.g. /model gpt-4o")
-        self._model = model
-        self.emit(ModelChanged(model))
+        """The model for the next turn (a running turn finishes with its own). "NAME EFFORT" also sets
+        the model's reasoning effort (low, medium, high, …; "default" goes back to the configured one)."""
+        name, _, effort = model.strip().partition(" ")
+        effort = effort.strip().lower()
+        if not name:
+            raise ValueError("a model name is needed, e.g. /model gpt-4o (or /model o4-mini high)")
+        if effort and effort != "default" and effort not in EFFORTS:
+            choices = ", ".join(e for e in EFFORTS if e)
+            raise ValueError(f"unknown reasoning effort {effort!r}: one of {choices}, or default")
+        if effort:
+            options = dict(self.settings.model_options)
+            configured = self._configured.options_for(name).reasoning_effort
+            chosen = configured if effort == "default" else effort
+            options[name] = replace(self.settings.options_for(name), reasoning_effort=chosen)
+            self.settings = replace(self.settings, model_options=options)
+        self._model = name
+        self.emit(ModelChanged(name, self.settings.options_for(name).reasoning_effort))
 
     @property
     def approval_mode(self) -> str:
@@ -450,7 +464,9 @@ class AgentLoop:
     async def undo_compaction(self) -> CompactionUndone:
         """`/compact undo`: void the latest compaction in force; the history is rebuilt as it was before it."""
         if (self._turn_task is not None and not self._turn_task.done()) or self.state is not LoopState.IDLE:
-            event = CompactionUndone(False, "Busy: /compact undo once the turn or compaction has ended (or /stop).")
+            event = CompactionUndone(
+                False, "Busy: /compact undo once the turn or compaction has ended (or /stop)."
+            )
             self.emit(event)
             return event
         result = await self.compaction().undo()

@@ -21,6 +21,7 @@ from catbuddy.agent.events import (
     GovernanceReported,
     IterationCapReached,
     Notice,
+    ReasoningDelta,
     Retrying,
     TextDelta,
     TurnEndReason,
@@ -35,7 +36,7 @@ from catbuddy.context.governance.governor import ContextOverflowError, GovernedC
 from catbuddy.context.governance.governor_steps import repair
 from catbuddy.context.governance.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
-from catbuddy.llm.types import Completed, LLMResponse, TextChunk
+from catbuddy.llm.types import Completed, LLMResponse, ReasoningChunk, TextChunk
 from catbuddy.messages import with_valid_arguments
 
 log = logging.getLogger(__name__)
@@ -249,12 +250,15 @@ class TurnRunner:
                 messages=with_valid_arguments(governed.messages),
                 tools=parts.tools or None,
                 on_retry=on_retry,
+                reasoning_effort=ctx.settings.options_for(ctx.model).reasoning_effort,
             ):
                 if governed.bound and exact is None:  # the request is out: count it while the model answers
                     exact = asyncio.get_running_loop().create_task(self._govern_exactly(parts, governed))
                 if isinstance(piece, TextChunk):
                     state.text.append(piece.text)
                     ctx.bus.emit(TextDelta(piece.text))
+                elif isinstance(piece, ReasoningChunk):
+                    ctx.bus.emit(ReasoningDelta(piece.text))
                 elif isinstance(piece, Completed):
                     response = piece.response
             if exact is not None:
@@ -282,7 +286,17 @@ class TurnRunner:
         counted = governed.size.raw
         ratio = ctx.calibration.observe(ctx.model, usage.prompt_tokens, counted)
         cached = usage.cached_tokens or 0
-        ctx.bus.emit(UsageReported(usage.prompt_tokens, usage.completion_tokens or 0, counted, ratio, cached))
+        ctx.bus.emit(
+            UsageReported(
+                usage.prompt_tokens,
+                usage.completion_tokens or 0,
+                counted,
+                ratio,
+                cached,
+                cache_write_tokens=usage.cache_write_tokens or 0,
+                reasoning_tokens=usage.reasoning_tokens or 0,
+            )
+        )
 
     # --- stopping -------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from catbuddy.agent.events import (
     Event,
     GovernanceReported,
     Notice,
+    ReasoningDelta,
     Retrying,
     TextDelta,
     ToolCallFinished,
@@ -49,6 +50,9 @@ class RunSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    reasoning: list[str] = field(default_factory=list)  # the turn's reasoning, apart from the result
     errors: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
@@ -62,6 +66,7 @@ class RunSummary:
             "ok": self.ok,
             "reason": self.reason,
             "result": self.text,
+            "reasoning": "".join(self.reasoning),
             "iterations": self.iterations,
             "tool_calls": self.tool_calls,
             "tool_errors": self.tool_errors,
@@ -69,6 +74,8 @@ class RunSummary:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "cached_tokens": self.cached_tokens,
+                "cache_write_tokens": self.cache_write_tokens,
+                "reasoning_tokens": self.reasoning_tokens,
             },
             "errors": self.errors,
             "notices": self.notices,
@@ -111,6 +118,10 @@ class HeadlessPrinter:
             summary.prompt_tokens += event.prompt_tokens
             summary.completion_tokens += event.completion_tokens
             summary.cached_tokens += event.cached_tokens
+            summary.cache_write_tokens += event.cache_write_tokens
+            summary.reasoning_tokens += event.reasoning_tokens
+        elif isinstance(event, ReasoningDelta):
+            summary.reasoning.append(event.text)
         elif isinstance(event, ErrorOccurred):
             summary.errors.append(event.message + (f" ({event.hint})" if event.hint else ""))
         elif isinstance(event, Notice | CompactionFinished):
@@ -121,6 +132,10 @@ class HeadlessPrinter:
             summary.iterations = event.iterations
 
     def _text(self, event: Event) -> None:
+        if isinstance(event, ReasoningDelta):  # thinking goes to stderr: stdout stays the answer
+            self.err.write(event.text)
+            self.err.flush()
+            return
         if isinstance(event, TextDelta):
             self.out.write(event.text)
             self.out.flush()

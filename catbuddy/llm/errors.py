@@ -6,6 +6,7 @@ these classes. Messages never contain the API key: anything that looks like it i
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 from catbuddy.errors import CatbuddyError
 from catbuddy.redact import redact_text
 
+RAW_CHARS = 500  # how much of an upstream provider's raw error (OpenRouter's metadata.raw) is quoted
 # Statuses the OpenAI SDK itself treats as transient; we follow it.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 CONTEXT_PATTERNS = re.compile(
@@ -112,9 +114,19 @@ def _body(exc: Any) -> dict[str, Any]:
 
 
 def server_message(exc: Any) -> str:
-    """The provider's own words (the error body's message), or the SDK's text."""
-    message = _body(exc).get("message")
+    """The provider's own words (the error body's message), or the SDK's text. OpenRouter says only
+    "Provider returned error" and puts the upstream provider's name and words in ``metadata``."""
+    body = _body(exc)
+    message = body.get("message")
     if isinstance(message, str) and message:
+        metadata = body.get("metadata")
+        if isinstance(metadata, dict):
+            raw, name = metadata.get("raw"), metadata.get("provider_name")
+            if isinstance(raw, dict | list):
+                raw = json.dumps(raw, ensure_ascii=False)
+            if isinstance(raw, str) and raw.strip():
+                upstream = f" {name}" if isinstance(name, str) and name else ""
+                return f"{message} (upstream{upstream}: {raw.strip()[:RAW_CHARS]})"
         return message
     if isinstance(getattr(exc, "body", None), str) and exc.body.strip():
         return str(exc.body.strip())[:500]
@@ -209,7 +221,7 @@ def from_openai(exc: BaseException, ctx: CallContext, *, mid_stream: bool = Fals
 def missing_key_hint(api_key_env: str) -> str:
     """How to configure a key: the variable the config names, the config file, the set-up screen."""
     return (
-        f"Set one: `export {api_key_env}=sk-...`, or `api_key = \"sk-...\"` in config.toml "
+        f'Set one: `export {api_key_env}=sk-...`, or `api_key = "sk-..."` in config.toml '
         "(~/.catbuddy/config.toml, or $CATBUDDY_HOME/config.toml); the set-up screen of `catbuddy` "
         "writes it for you. A local server that needs no key works without one."
     )

@@ -76,6 +76,11 @@ class MalformedChunk(CatbuddyError, ValueError):
     """A chunk (or a whole completion) that parses but is not shaped like a chat completion."""
 
 
+class UnsupportedChunk(MalformedChunk):
+    """A chunk of a shape that is understood but not supported: asking again gets the same shape, so it
+    is never retried (each retry would be billed)."""
+
+
 @dataclass(frozen=True)
 class Fault:
     kind: FaultKind
@@ -233,6 +238,18 @@ def classify(exc: BaseException, ctx: CallContext) -> Fault:
         )
     if isinstance(exc, openai.APIStatusError):
         return Fault(FaultKind.STATUS, is_retryable(exc), retry_reason(exc), from_openai(exc, ctx))
+    if isinstance(exc, UnsupportedChunk):
+        return Fault(
+            FaultKind.MALFORMED,
+            False,
+            "unsupported response",
+            MalformedResponse(
+                ctx.scrub(
+                    f"{ctx.base_url} sent a reply in a shape catbuddy does not support ({_detail(exc)})."
+                ),
+                "Not retried: the same request gets the same shape. Try another model, or report it with the log.",
+            ),
+        )
     if isinstance(
         exc, openai.APIResponseValidationError | ValueError | TypeError | AttributeError | KeyError
     ):

@@ -22,13 +22,19 @@ ProviderFactory = Callable[[Settings], ChatProvider]
 
 
 def openai_provider(settings: Settings) -> ChatProvider:
-    """The openai SDK provider, its client built (and the SDK imported) in the calling thread."""
+    """The configured provider (``provider``: the openai SDK against any OpenAI-compatible endpoint, or
+    Anthropic's Messages API), its client built (and the SDK imported) in the calling thread."""
     # The SDK's first request describes the platform in its headers, and platform.platform() runs
     # `uname -p` in a subprocess (cached for the process): start it now, beside the import.
     threading.Thread(target=platform.platform, name="platform-probe", daemon=True).start()
     from catbuddy.llm.provider import Provider
 
-    provider = Provider(settings)
+    if settings.provider == "anthropic":
+        from catbuddy.llm.anthropic_provider import AnthropicProvider
+
+        provider: Provider = AnthropicProvider(settings)
+    else:
+        provider = Provider(settings)
     provider.client  # noqa: B018 - builds the client: the SDK import is the slow part
     return provider
 

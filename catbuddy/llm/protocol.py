@@ -25,8 +25,10 @@ class ChatProvider(Protocol):
         tools: Sequence[Message] | None = None,
         max_tokens: int | None = None,
         on_retry: RetryCallback | None = None,
+        reasoning_effort: str | None = None,
     ) -> AsyncIterator[ProviderEvent]:
-        """Yield text and tool-call progress as the reply streams, then one ``Completed``."""
+        """Yield text, reasoning and tool-call progress as the reply streams, then one ``Completed``.
+        ``reasoning_effort``: the effort to ask for ("" none; None: the model's configured one)."""
         ...
 
     async def complete(

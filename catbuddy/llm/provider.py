@@ -31,12 +31,16 @@ from catbuddy.llm.errors import (
     retry_after_seconds,
 )
 from catbuddy.llm.faults import Fault, FaultKind, StallTimeout, classify, interrupted
+from catbuddy.llm.outgoing import outgoing_messages, with_effort, without_rejected
 from catbuddy.llm.protocol import Message, RetryCallback
+from catbuddy.llm.reasoning_policy import ReasoningPolicy, policy_for
 from catbuddy.llm.types import (
     Completed,
     LLMResponse,
     ProviderEvent,
+    ReasoningChunk,
     StreamAssembler,
+    StreamEvent,
     TextChunk,
     ToolCallProgress,
     choice_count,
@@ -50,7 +54,15 @@ if TYPE_CHECKING:
 
     from catbuddy.config import Settings
 
-__all__ = ["Completed", "LLMResponse", "Provider", "ProviderEvent", "TextChunk", "ToolCallProgress"]
+__all__ = [
+    "Completed",
+    "LLMResponse",
+    "Provider",
+    "ProviderEvent",
+    "ReasoningChunk",
+    "TextChunk",
+    "ToolCallProgress",
+]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) accept any key
@@ -98,6 +110,7 @@ class Provider:
         self.connect_timeout = min(settings.connect_timeout, settings.request_timeout)
         self.idle_timeout = min(settings.stream_idle_timeout, settings.request_timeout)
         self.max_retries = settings.max_retries
+        self.settings = settings
         if backoff_base is not None:
             self.backoff_base = backoff_base
         if backoff_cap is not None:
@@ -240,6 +253,17 @@ class Provider:
             )
         return await self.client.post("/chat/completions", cast_to=ChatCompletion, body=body, options=options)
 
+    def policy(self, model: str, effort: str | None = None) -> ReasoningPolicy:
+        """What this endpoint wants back for ``model`` (detected, then the model's config overrides)."""
+        options = self.settings.options_for(model)
+        return policy_for(
+            self.base_url,
+            model,
+            send_reasoning=options.send_reasoning,
+            effort=options.reasoning_effort if effort is None else effort,
+            cache_breakpoints=options.cache_breakpoints,
+        )
+
     async def stream_chat(
         self,
         *,
@@ -248,21 +272,26 @@ class Provider:
         tools: Sequence[Message] | None = None,
         max_tokens: int | None = None,
         on_retry: RetryCallback | None = None,
+        reasoning_effort: str | None = None,
     ) -> AsyncIterator[ProviderEvent]:
-        """Yield ``TextChunk``/``ToolCallProgress`` as the reply streams, then one ``Completed``.
+        """Yield ``TextChunk``/``ReasoningChunk``/``ToolCallProgress`` as the reply streams, then one
+        ``Completed``.
 
         Raises only ``LLMError``s. One that ends the call after output was yielded is a
         ``StreamInterrupted`` whose ``partial_text`` is the text that arrived. Consume it inside
         ``contextlib.aclosing`` (or cancel the task): the HTTP stream is closed the moment the
         generator is closed or cancelled.
         """
-        kwargs: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
+        policy = self.policy(model, reasoning_effort)
+        wire = outgoing_messages(messages, policy)
+        kwargs: dict[str, Any] = {"model": model, "messages": wire, **self._limit(max_tokens)}
         if tools:
             kwargs["tools"] = list(tools)
-        body = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
+        body = with_effort({**kwargs, "stream": True, "stream_options": {"include_usage": True}}, policy)
         ctx = self._context(model)
         attempt = 0
         cleaned = False
+        dropped: set[str] = set()
         while True:
             attempt += 1
             assembler = StreamAssembler()
@@ -282,15 +311,23 @@ class Provider:
                 body, attempt, cleaned = valid_json(body), 0, True
             except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
                 fault = classify(exc, ctx)
-                if yielded:  # the user has seen part of this reply: a retry would duplicate it
+                # The user has seen part of this reply: a retry would duplicate it. (A reply of only
+                # reasoning is not cut off but complete and empty: its own error says so.)
+                if yielded and fault.kind is not FaultKind.EMPTY:
                     cut = interrupted(fault, ctx, assembler.text)
                     self._log_failure(attempt, exc, Fault(fault.kind, False, fault.reason, cut))
                     raise cut from exc
+                retry = without_rejected(body, exc, dropped)
+                if retry is not None:
+                    body, reason = retry
+                    attempt -= 1  # not a retry of a fault: the same request without what it refused
+                    await _report(on_retry, attempt + 1, 0.0, reason.format(model=model))
+                    continue
                 await self._before_retry(attempt, exc, fault, on_retry)
 
     async def _stream_attempt(
         self, body: dict[str, Any], assembler: StreamAssembler
-    ) -> AsyncIterator[TextChunk | ToolCallProgress]:
+    ) -> AsyncIterator[StreamEvent]:
         deadline = self._deadline()
         stream = None
         try:
@@ -299,6 +336,8 @@ class Provider:
                 try:
                     chunk = await self._within(deadline, stream.__anext__())
                 except StopAsyncIteration:
+                    for event in assembler.finish():
+                        yield event
                     return
                 for event in assembler.feed(chunk):
                     yield event
@@ -318,7 +357,8 @@ class Provider:
     ) -> LLMResponse:
         """One non-streamed reply (compaction summaries; tools only to keep the chat's prefix). Raises only
         ``LLMError``s."""
-        body: dict[str, Any] = {"model": model, "messages": list(messages), **self._limit(max_tokens)}
+        wire = outgoing_messages(messages, self.policy(model, ""))  # a summary needs no reasoning effort
+        body: dict[str, Any] = {"model": model, "messages": wire, **self._limit(max_tokens)}
         if tools:
             body["tools"] = list(tools)
         if tool_choice:
@@ -326,6 +366,7 @@ class Provider:
         ctx = self._context(model, streaming=False)
         attempt = 0
         cleaned = False
+        dropped: set[str] = set()
         while True:
             attempt += 1
             try:
@@ -338,7 +379,20 @@ class Provider:
                     raise classify(exc, ctx).error from None
                 body, attempt, cleaned = valid_json(body), 0, True
             except Exception as exc:  # every fault, whatever raised it, becomes an LLMError
+                retry = without_rejected(body, exc, dropped)
+                if retry is not None:
+                    body, reason = retry
+                    attempt -= 1
+                    await _report(on_retry, attempt + 1, 0.0, reason.format(model=model))
+                    continue
                 await self._before_retry(attempt, exc, classify(exc, ctx), on_retry)
+
+
+async def _report(on_retry: RetryCallback | None, attempt: int, delay: float, reason: str) -> None:
+    if on_retry is not None:
+        result = on_retry(attempt, delay, reason)
+        if inspect.isawaitable(result):
+            await result
 
 
 def _error_class(exc: BaseException) -> str:
@@ -355,6 +409,13 @@ def _check_not_empty(response: LLMResponse, ctx: CallContext, *, events: int | N
     if not response.is_empty:
         return
     again = "Try again; if it keeps happening, check the model and the endpoint."
+    if response.reasoning:
+        budget = " and used its whole output budget" if response.finish_reason == "length" else ""
+        raise EmptyResponse(
+            f"`{ctx.model}` returned only reasoning{budget}: no answer and no tool call.",
+            "Try again; if it keeps happening raise `max_output_tokens` for this model in config.toml, or "
+            "lower its `reasoning_effort`.",
+        )
     if events == 0:
         raise EmptyResponse(f"{ctx.base_url} sent an empty stream (no events) for `{ctx.model}`.", again)
     if choices == 0:

@@ -12,7 +12,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from catbuddy.llm.faults import MalformedChunk
+from catbuddy.llm.faults import MalformedChunk, UnsupportedChunk
+from catbuddy.llm.reasoning import (
+    REASONING,
+    REASONING_CONTENT,
+    REASONING_DETAILS,
+    DetailsMerger,
+    ThinkSplitter,
+    content_parts,
+    delta_reasoning_items,
+    delta_reasoning_text,
+    reasoning_text,
+)
 from catbuddy.text import valid_text
 
 
@@ -21,6 +32,8 @@ class Usage:
     prompt_tokens: int | None
     completion_tokens: int | None
     cached_tokens: int | None = None  # prompt tokens served from the provider's prompt cache
+    cache_write_tokens: int | None = None  # prompt tokens written to the cache (Anthropic bills 1.25×)
+    reasoning_tokens: int | None = None  # of the completion tokens, those spent reasoning
 
     @classmethod
     def from_sdk(cls, usage: Any) -> Usage | None:
@@ -30,10 +43,19 @@ class Usage:
         cached = _count(_get(details, "cached_tokens")) if details is not None else None
         if cached is None:  # DeepSeek reports its disk cache at the top level
             cached = _count(_get(usage, "prompt_cache_hit_tokens"))
+        if cached is None:  # Anthropic's names, passed through by some gateways
+            cached = _count(_get(usage, "cache_read_input_tokens"))
+        written = _count(_get(details, "cache_write_tokens")) if details is not None else None
+        if written is None:
+            written = _count(_get(usage, "cache_creation_input_tokens"))
+        completion_details = _get(usage, "completion_tokens_details")
+        reasoning = _count(_get(completion_details, "reasoning_tokens")) if completion_details else None
         return cls(
             prompt_tokens=_count(_get(usage, "prompt_tokens")),
             completion_tokens=_count(_get(usage, "completion_tokens")),
             cached_tokens=cached,
+            cache_write_tokens=written,
+            reasoning_tokens=reasoning,
         )
 
 
@@ -55,6 +77,10 @@ class LLMResponse:
         return list(self.message.get("tool_calls") or [])
 
     @property
+    def reasoning(self) -> str:
+        return reasoning_text(self.message)
+
+    @property
     def is_empty(self) -> bool:
         """No text and no tool calls: nothing an assistant message may hold."""
         return not self.text and not self.tool_calls
@@ -62,6 +88,13 @@ class LLMResponse:
 
 @dataclass(frozen=True)
 class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningChunk:
+    """Reasoning ("thinking") as it streams: shown apart, never part of the answer."""
+
     text: str
 
 
@@ -80,7 +113,8 @@ class Completed:
     response: LLMResponse
 
 
-ProviderEvent = TextChunk | ToolCallProgress | Completed
+ProviderEvent = TextChunk | ReasoningChunk | ToolCallProgress | Completed
+StreamEvent = TextChunk | ReasoningChunk | ToolCallProgress
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -124,12 +158,23 @@ class _CallParts:
     name: str = ""
     arguments: list[str] = field(default_factory=list)
     chars: int = 0
+    extra_content: dict[str, Any] | None = None  # Gemini's thought signature rides here
 
 
-def assistant_message(content: str | None, calls: list[dict[str, Any]]) -> dict[str, Any]:
+def assistant_message(
+    content: str | None,
+    calls: list[dict[str, Any]],
+    reasoning: str = "",
+    details: list[dict[str, Any]] | None = None,
+    reasoning_field: str = REASONING,
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content or None}
     if calls:
         message["tool_calls"] = calls
+    if reasoning:
+        message[REASONING_CONTENT if reasoning_field == REASONING_CONTENT else REASONING] = reasoning
+    if details:
+        message[REASONING_DETAILS] = details
     return message
 
 
@@ -137,13 +182,18 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
-def tool_call_dict(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+def tool_call_dict(
+    call_id: str, name: str, arguments: str, extra_content: dict[str, Any] | None = None
+) -> dict[str, Any]:
     # Some local servers omit ids or send "" for a call without arguments; the API wants both.
-    return {
+    call: dict[str, Any] = {
         "id": call_id or new_call_id(),
         "type": "function",
         "function": {"name": valid_text(name), "arguments": valid_text(arguments) or "{}"},
     }
+    if extra_content:
+        call["extra_content"] = extra_content
+    return call
 
 
 def unique_call_ids(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -166,6 +216,10 @@ class StreamAssembler:
 
     def __init__(self) -> None:
         self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self.reasoning_field = REASONING  # reasoning_content once a delta used that field
+        self._details = DetailsMerger()
+        self._think = ThinkSplitter()
         self._calls: dict[int, _CallParts] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
@@ -178,11 +232,16 @@ class StreamAssembler:
         """The reply text assembled so far."""
         return "".join(self._text)
 
-    def feed(self, chunk: Any) -> list[TextChunk | ToolCallProgress]:
+    @property
+    def reasoning(self) -> str:
+        """The reasoning assembled so far (plain text, or the readable part of the details)."""
+        return "".join(self._reasoning)
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
         self.chunks += 1
         if not _is_object(chunk):
             raise MalformedChunk(f"a chunk is {type(chunk).__name__}, not an object")
-        events: list[TextChunk | ToolCallProgress] = []
+        events: list[StreamEvent] = []
         self.model = _optional(chunk, "model", str, "chunk") or self.model
         usage = _get(chunk, "usage")
         if usage is not None:  # the include_usage chunk (some servers put it on the last choice chunk)
@@ -197,16 +256,76 @@ class StreamAssembler:
             if delta is not None:
                 if not _is_object(delta):
                     raise MalformedChunk(f"choice.delta is {type(delta).__name__}, not an object")
-                text = _optional(delta, "content", str, "delta") or _optional(delta, "refusal", str, "delta")
-                if text:
-                    text = valid_text(text)
-                    self._text.append(text)
-                    events.append(TextChunk(text))
+                self._feed_reasoning(delta, events)
+                self._feed_content(delta, events)
                 for call_delta in _items(delta, "tool_calls", "delta"):
                     events.append(self._feed_call(call_delta))
             finish = _optional(choice, "finish_reason", str, "choice")
             if finish:
                 self.finish_reason = finish
+        return events
+
+    def _feed_reasoning(self, delta: Any, events: list[StreamEvent]) -> None:
+        name, text = delta_reasoning_text(delta)
+        if name == REASONING_CONTENT:
+            self.reasoning_field = REASONING_CONTENT
+        items = delta_reasoning_items(delta)
+        if not text:  # only items (Snowflake's Claude): their readable text is what streams
+            text = "".join(
+                str(item.get(k))
+                for item in items
+                for k in ("text", "summary")
+                if isinstance(item.get(k), str)
+            )
+        self._add_reasoning(text, events)
+        self._details.feed(items)
+
+    def _add_reasoning(self, text: str, events: list[StreamEvent]) -> None:
+        if text:
+            text = valid_text(text)
+            self._reasoning.append(text)
+            events.append(ReasoningChunk(text))
+
+    def _add_text(self, text: str, events: list[StreamEvent]) -> None:
+        if text:
+            text = valid_text(text)
+            self._text.append(text)
+            events.append(TextChunk(text))
+
+    def _feed_content(self, delta: Any, events: list[StreamEvent]) -> None:
+        content = _get(delta, "content")
+        if isinstance(content, list | tuple):  # Magistral: thinking and text parts
+            text, reasoning = content_parts(list(content))
+            self._add_reasoning(reasoning, events)
+            self._add_text(text, events)
+            return
+        if content is not None and not isinstance(content, str):
+            raise UnsupportedChunk(f"delta.content is {type(content).__name__}, not text or a list of parts")
+        if content:
+            text, reasoning = self._think.feed(content)
+            self._add_reasoning(reasoning, events)
+            self._add_text(text, events)
+        refusal = _optional(delta, "refusal", str, "delta")
+        if refusal and not content:
+            self._add_text(refusal, events)
+
+    @property
+    def details(self) -> list[dict[str, Any]]:
+        """The ``reasoning_details`` items so far, merged."""
+        return self._details.items
+
+    def feed_whole(self, message: Any) -> None:
+        """An unstreamed message read as one delta: the same shapes, the same split of reasoning from text."""
+        self._feed_reasoning(message, [])
+        self._feed_content(message, [])
+        self.finish()
+
+    def finish(self) -> list[StreamEvent]:
+        """The stream ended: what the ``<think>`` splitter still held back."""
+        events: list[StreamEvent] = []
+        text, reasoning = self._think.flush()
+        self._add_reasoning(reasoning, events)
+        self._add_text(text, events)
         return events
 
     def _feed_call(self, delta: Any) -> ToolCallProgress:
@@ -234,16 +353,25 @@ class StreamAssembler:
             if fragment:
                 parts.arguments.append(fragment)
                 parts.chars += len(fragment)
+        extra = _get(delta, "extra_content")
+        if extra is None:
+            model_extra = getattr(delta, "model_extra", None)
+            extra = model_extra.get("extra_content") if isinstance(model_extra, dict) else None
+        if isinstance(extra, dict) and extra:
+            parts.extra_content = {**(parts.extra_content or {}), **extra}
         return ToolCallProgress(index, parts.id, parts.name, parts.chars)
 
     def response(self) -> LLMResponse:
         calls = unique_call_ids(
             [
-                tool_call_dict(parts.id, parts.name, "".join(parts.arguments))
+                tool_call_dict(parts.id, parts.name, "".join(parts.arguments), parts.extra_content)
                 for _, parts in sorted(self._calls.items())
             ]
         )
-        return LLMResponse(assistant_message(self.text, calls), self.finish_reason, self.usage, self.model)
+        message = assistant_message(
+            self.text, calls, self.reasoning, self._details.items, self.reasoning_field
+        )
+        return LLMResponse(message, self.finish_reason, self.usage, self.model)
 
 
 def choice_count(completion: Any) -> int:
@@ -270,18 +398,24 @@ def response_from_completion(completion: Any) -> LLMResponse:
         function = _get(call, "function")
         if not _is_object(function):
             continue
+        extra = _get(call, "extra_content")
         calls.append(
             tool_call_dict(
                 _optional(call, "id", str, "tool_call") or "",
                 _optional(function, "name", str, "function") or "",
                 _optional(function, "arguments", str, "function") or "",
+                extra if isinstance(extra, dict) else None,
             )
         )
-    content = _optional(message, "content", str, "message") or _optional(message, "refusal", str, "message")
+    assembler = StreamAssembler()
+    assembler.feed_whole(message)
+    content = assembler.text or _optional(message, "refusal", str, "message")
     finish = _optional(choice, "finish_reason", str, "choice")
-    return LLMResponse(
-        assistant_message(valid_text(content) if content else None, unique_call_ids(calls)),
-        finish,
-        usage,
-        model,
+    reply = assistant_message(
+        content or None,
+        unique_call_ids(calls),
+        assembler.reasoning,
+        assembler.details,
+        assembler.reasoning_field,
     )
+    return LLMResponse(reply, finish, usage, model)

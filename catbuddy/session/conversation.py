@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history
+from catbuddy.session.history import HistoryEntry, WorkingHistory, rebuild_history, shed_old_reasoning
 from catbuddy.session.store import Session, SessionStore
 from catbuddy.session.usage import USAGE_KIND, SessionUsage, usage_of
 
@@ -75,6 +75,8 @@ class Conversation:
         (a tool message's ``ToolMeta``) is kept beside the message, never in it."""
         message_id = self.session.append_message(message, meta)
         entry = HistoryEntry(message_id, message, dict(meta) if meta is not None else None)
+        if message.get("role") == "user":  # a new turn: earlier turns' reasoning is not sent again
+            self.history.entries = shed_old_reasoning(self.history.entries)
         self.history.entries.append(entry)
         self.transcript.append(entry)
         return message_id

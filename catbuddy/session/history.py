@@ -17,6 +17,9 @@ from typing import Any
 from catbuddy.session.records import CompactionRecord, CompactionUndoRecord, MessageRecord, Record
 
 SUMMARY_PREFIX = "[Previous conversation summary]: "
+# An assistant message's reasoning (catbuddy.llm.reasoning): kept on disk, sent back only within the user
+# turn that produced it, so the working history sheds it when the next user message arrives.
+REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
 
 
 @dataclass
@@ -43,12 +46,31 @@ class WorkingHistory:
         return [entry.message for entry in self.entries]
 
 
+def without_reasoning(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("role") != "assistant" or not any(k in message for k in REASONING_KEYS):
+        return message
+    return {k: v for k, v in message.items() if k not in REASONING_KEYS}
+
+
+def shed_old_reasoning(entries: list[HistoryEntry]) -> list[HistoryEntry]:
+    """The entries with reasoning dropped from every assistant message before the last user message
+    (new entries where something changes; the transcript keeps the originals)."""
+    last_user = max((i for i, e in enumerate(entries) if e.message.get("role") == "user"), default=-1)
+    out = []
+    for index, entry in enumerate(entries):
+        bare = without_reasoning(entry.message) if index < last_user else entry.message
+        out.append(entry if bare is entry.message else HistoryEntry(entry.id, bare, entry.meta))
+    return out
+
+
 def summary_message(summary: str) -> dict[str, Any]:
     """The pinned first user message that carries the rolling summary."""
     return {"role": "user", "content": SUMMARY_PREFIX + summary}
 
 
-def active_compactions(records: Iterable[Record], problems: list[str] | None = None) -> list[CompactionRecord]:
+def active_compactions(
+    records: Iterable[Record], problems: list[str] | None = None
+) -> list[CompactionRecord]:
     """The compactions that still count, oldest first: every one no ``compaction_undo`` voids."""
     active: list[CompactionRecord] = []
     for record in records:
@@ -84,5 +106,7 @@ def rebuild_history(records: Iterable[Record]) -> WorkingHistory:
         else:
             start = position + 1
     history.folded = start
-    history.entries = [HistoryEntry(id=m.id, message=m.message, meta=m.meta) for m in messages[start:]]
+    history.entries = shed_old_reasoning(
+        [HistoryEntry(id=m.id, message=m.message, meta=m.meta) for m in messages[start:]]
+    )
     return history

@@ -24,6 +24,8 @@ class SessionUsage:
     completion_tokens: int = 0
     last_prompt_tokens: int = 0
     last_cached_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt tokens written to an Anthropic-style cache (billed above input)
+    reasoning_tokens: int = 0  # of the completion tokens, those spent reasoning
 
     @property
     def hit_rate(self) -> float:
@@ -34,8 +36,16 @@ class SessionUsage:
     def last_hit_rate(self) -> float | None:
         return self.last_cached_tokens / self.last_prompt_tokens if self.last_prompt_tokens else None
 
-    def add(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> SessionUsage:
+    def add(
+        self,
+        prompt_tokens: int,
+        cached_tokens: int,
+        completion_tokens: int,
+        cache_write_tokens: int = 0,
+        reasoning_tokens: int = 0,
+    ) -> SessionUsage:
         cached = min(max(cached_tokens, 0), prompt_tokens)
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
         return SessionUsage(
             calls=self.calls + 1,
             prompt_tokens=self.prompt_tokens + prompt_tokens,
@@ -43,6 +53,8 @@ class SessionUsage:
             completion_tokens=self.completion_tokens + completion_tokens,
             last_prompt_tokens=prompt_tokens,
             last_cached_tokens=cached,
+            cache_write_tokens=self.cache_write_tokens + written,
+            reasoning_tokens=self.reasoning_tokens + max(reasoning_tokens, 0),
         )
 
     def add_report(self, data: Mapping[str, Any]) -> SessionUsage:
@@ -50,12 +62,20 @@ class SessionUsage:
         prompt = _int(data.get("prompt_tokens"))
         if not prompt:
             return self
-        return self.add(prompt, _int(data.get("cached_tokens")), _int(data.get("completion_tokens")))
+        return self.add(
+            prompt,
+            _int(data.get("cached_tokens")),
+            _int(data.get("completion_tokens")),
+            _int(data.get("cache_write_tokens")),
+            _int(data.get("reasoning_tokens")),
+        )
 
     def cost(self, price: ModelPrice | None) -> float | None:
         if price is None or not self.calls:
             return None
-        return price.cost(self.prompt_tokens, self.cached_tokens, self.completion_tokens)
+        return price.cost(
+            self.prompt_tokens, self.cached_tokens, self.completion_tokens, self.cache_write_tokens
+        )
 
     def to_dict(self, price: ModelPrice | None = None) -> dict[str, Any]:
         data = asdict(self)
@@ -71,7 +91,10 @@ class SessionUsage:
             return "session usage: no model call reported usage yet"
         line = (
             f"session usage: {self.calls:,} call{'' if self.calls == 1 else 's'}, prompt {self.prompt_tokens:,} "
-            f"tokens ({self.cached_tokens:,} cached, {self.hit_rate:.0%}), output {self.completion_tokens:,}"
+            f"tokens ({self.cached_tokens:,} cached, {self.hit_rate:.0%}"
+            + (f"; {self.cache_write_tokens:,} written to the cache" if self.cache_write_tokens else "")
+            + f"), output {self.completion_tokens:,}"
+            + (f" ({self.reasoning_tokens:,} reasoning)" if self.reasoning_tokens else "")
         )
         cost = self.cost(price)
         return line + (f"; estimated cost ${cost:,.4f}" if cost is not None else "")

@@ -19,11 +19,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
 from catbuddy.errors import CatbuddyError
-from catbuddy.testing import wire
+from catbuddy.testing import messages_wire, wire
 from catbuddy.testing.script import DEFAULT_MODEL, ErrorSpec, ReplySpec
 
 HOLD_POLL = 0.05  # seconds between checks, while stalling, of whether the client is still there
-
 
 
 @dataclass
@@ -36,6 +35,7 @@ class RecordedRequest:
     headers: dict[str, str]  # names lower-cased; the authorization value is replaced by "<redacted>"
     prompt_tokens: int | None = None  # as the server counts (and reports) them
     cached_tokens: int = 0  # of those, served from the simulated prefix cache
+    cache_write_tokens: int = 0  # of those, written to the simulated Anthropic-style cache
     outcome: str = "pending"  # streamed, completed, error <status>, context_length_exceeded, disconnected …
     reply_no: int | None = None  # which script reply answered it (1-based), None if none was used
     finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
@@ -82,6 +82,10 @@ class ChatBackend(Protocol):
     def count_completion(self, reply: ReplySpec, model: str) -> int: ...
 
     def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int: ...
+
+    def cache_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]: ...
+
+    def breakpoint_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]: ...
 
     @property
     def cache_report(self) -> str: ...
@@ -132,7 +136,8 @@ class ChatHandler(BaseHTTPRequestHandler):
     def _post(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.split("?")[0].rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/messages"):
             self._send_error(
                 ErrorSpec(404, code="unknown_url", message=f"Unknown request URL: POST {self.path}.")
             )
@@ -148,7 +153,10 @@ class ChatHandler(BaseHTTPRequestHandler):
             return
         record = self.llm.record(self.path, body, dict(self.headers.items()))
         try:
-            self._chat(body, record)
+            if route == "/v1/messages":
+                self._messages(body, record)
+            else:
+                self._chat(body, record)
         except _Disconnected:
             record.outcome = "disconnected"
         finally:
@@ -183,9 +191,13 @@ class ChatHandler(BaseHTTPRequestHandler):
         if reply.error is not None:
             self._refuse(record, reply.error)
             return
-        record.cached_tokens = llm.cached_prompt(body, record.prompt_tokens)
+        record.cached_tokens, record.cache_write_tokens = llm.cache_usage(body, record.prompt_tokens)
         usage = wire.usage_dict(
-            record.prompt_tokens, llm.count_completion(reply, model), record.cached_tokens, llm.cache_report
+            record.prompt_tokens,
+            llm.count_completion(reply, model),
+            record.cached_tokens,
+            llm.cache_report,
+            record.cache_write_tokens,
         )
         ctx = wire.StreamContext(
             f"chatcmpl-scripted-{record.index}", model, int(time.time()), f"call_{record.index}"
@@ -210,7 +222,60 @@ class ChatHandler(BaseHTTPRequestHandler):
         record.outcome = "completed"
         self._send_json(200, wire.completion(reply, ctx, usage=usage))
 
-    def _stream(self, reply: ReplySpec, chunks: list[dict[str, Any]], record: RecordedRequest) -> None:
+    # --- Anthropic Messages (messages_wire) --------------------------------------------------------
+
+    def _messages(self, body: dict[str, Any], record: RecordedRequest) -> None:
+        llm = self.llm
+        headers = dict(self.headers.items())
+        key = next((v for k, v in headers.items() if k.lower() == "x-api-key"), None)
+        if key is not None:  # Anthropic's SDK sends the key as x-api-key
+            headers["Authorization"] = f"Bearer {key}"
+        problem = llm.auth_error(headers)
+        model = str(body.get("model") or DEFAULT_MODEL)
+        if problem is None and llm.models is not None and model not in llm.models:
+            problem = ErrorSpec(404, message=f"model: {model}")
+        if problem is not None:
+            self._refuse_messages(record, problem)
+            return
+        view = messages_wire.counting_view(body)
+        record.prompt_tokens = llm.count_prompt(view)
+        if llm.over_window(view, record.prompt_tokens) is not None:
+            window = getattr(llm, "context_window", 0) or 0
+            self._refuse_messages(
+                record, messages_wire.too_long(record.prompt_tokens, window), "context_length_exceeded"
+            )
+            return
+        reply = llm.next_reply(view, record)
+        if reply.error is not None:
+            self._refuse_messages(record, reply.error)
+            return
+        record.cached_tokens, record.cache_write_tokens = llm.breakpoint_usage(view, record.prompt_tokens)
+        tokens = messages_wire.usage(
+            record.prompt_tokens,
+            record.cached_tokens,
+            record.cache_write_tokens,
+            llm.count_completion(reply, model),
+        )
+        message_id = f"msg_scripted_{record.index}"
+        if body.get("stream"):
+            events = messages_wire.stream_events(reply, model, message_id, tokens)
+            self._stream(reply, [], record, events=events)
+            return
+        record.outcome = "completed"
+        self._send_json(200, messages_wire.message(reply, model, message_id, tokens))
+
+    def _refuse_messages(self, record: RecordedRequest, spec: ErrorSpec, outcome: str = "") -> None:
+        record.outcome = outcome or f"error {spec.status}"
+        self._send_json(spec.status, messages_wire.error_body(spec), wire.error_headers(spec))
+
+    def _stream(
+        self,
+        reply: ReplySpec,
+        chunks: list[dict[str, Any]],
+        record: RecordedRequest,
+        *,
+        events: list[str] | None = None,
+    ) -> None:
         if reply.stall_after == 0 and reply.stall_keepalive is None:
             self._hold(record)  # accept the request and never answer, not even a status line
             return
@@ -222,7 +287,8 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        if events is None:
+            events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
         if reply.no_events:
             events = []
         if reply.malformed_after is not None:

@@ -60,6 +60,8 @@ class ErrorSpec:
 @dataclass(frozen=True)
 class ReplySpec:
     text: str = ""
+    reasoning: str = ""  # streamed before the text, in ``reasoning_field`` (the answer never holds it)
+    reasoning_field: str = "reasoning_content"  # or "reasoning", or "think" (<think>…</think> in content)
     tool_calls: tuple[ToolCallSpec, ...] = ()
     finish_reason: str | None = None  # default: "tool_calls" when there are calls, else "stop"
     chunk_size: int = DEFAULT_CHUNK_SIZE  # characters of text / arguments per streamed delta
@@ -193,7 +195,8 @@ def short_summary(request: Mapping[str, Any]) -> ReplySpec:
     users = [
         strip_runtime_block(content_text(m.get("content"))).strip()
         for m in request.get("messages") or []
-        if isinstance(m, Mapping) and m.get("role") == "user"
+        if isinstance(m, Mapping)
+        and m.get("role") == "user"
         and not content_text(m.get("content")).lstrip().startswith(SUMMARY_MARKER)
     ]
     latest = " ".join(users[-1].split()) if users else ""
@@ -203,7 +206,7 @@ def short_summary(request: Mapping[str, Any]) -> ReplySpec:
         "## Goal\nTry catbuddy's keyless demo and watch its context engineering.\n\n"
         "## Rules and preferences\nnone\n\n"
         "## Decisions\nA scripted model answers; this summary is scripted too.\n\n"
-        f"## State of the work\nThe user looked around the demo project; last said: \"{latest}\".\n\n"
+        f'## State of the work\nThe user looked around the demo project; last said: "{latest}".\n\n'
         "## Open questions\nnone\n\n"
         "## Next step\nKeep chatting; /context shows the summary in force."
     )
@@ -220,8 +223,11 @@ def last_user_text(request: Mapping[str, Any]) -> str:
 
 # --- the JSON form -------------------------------------------------------------------------------
 
+REASONING_FIELDS = ("reasoning_content", "reasoning", "think")
 REPLY_KEYS = {
     "text": str,
+    "reasoning": str,
+    "reasoning_field": str,
     "tool_calls": list,
     "finish_reason": str,
     "chunk_size": int,
@@ -248,7 +254,13 @@ ERROR_KEYS = {
     "retry_after": (int, float),
 }
 SCRIPT_KEYS = (
-    "replies", "exhausted", "summaries", "context_window", "prompt_token_factor", "api_key", "models"
+    "replies",
+    "exhausted",
+    "summaries",
+    "context_window",
+    "prompt_token_factor",
+    "api_key",
+    "models",
 )
 
 
@@ -323,13 +335,17 @@ def reply_from_json(data: Any, where: str = "reply") -> ReplySpec:
     fault = any(data.get(k) is not None for k in ("malformed_after", "stall_after")) or any(
         data.get(k) for k in ("no_choices", "empty", "no_events")
     )
-    if not data.get("text") and not calls and error is None and not fault:
+    if data.get("reasoning_field", "reasoning_content") not in REASONING_FIELDS:
+        raise ScriptError(f"{where}.reasoning_field: expected one of {', '.join(REASONING_FIELDS)}")
+    if not data.get("text") and not calls and error is None and not fault and not data.get("reasoning"):
         raise ScriptError(
             f"{where}: a reply needs `text`, `tool_calls` or `error` "
             "(or a fault: `empty`, `no_choices`, `no_events`, `stall_after`, `malformed_after`)"
         )
     return ReplySpec(
         text=data.get("text", ""),
+        reasoning=data.get("reasoning", ""),
+        reasoning_field=data.get("reasoning_field", "reasoning_content"),
         tool_calls=tuple(calls),
         finish_reason=data.get("finish_reason"),
         chunk_size=chunk_size,

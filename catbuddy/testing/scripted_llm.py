@@ -14,6 +14,11 @@ or from Python::
         ...
         assert llm.requests[0]["messages"][-1]["content"] == "hello"
 
+It serves ``POST /v1/messages`` too: Anthropic's Messages API for the same script (SSE ``message_start``,
+``content_block_*``, ``message_delta``, ``message_stop``; a reply's ``reasoning`` is a signed thinking block;
+usage with the simulated breakpoint cache's reads and writes; see ``messages_wire.py``), so the native
+Anthropic provider is tested with the real SDK (``settings(provider="anthropic")`` points it here).
+
 It serves ``POST /v1/chat/completions`` (streamed as SSE when ``stream`` is true, with a usage chunk
 when ``stream_options.include_usage`` is true) and ``GET /v1/models``. Each chat request takes the
 next reply of the script; when the script runs out it echoes the last user message, or (strict mode)
@@ -32,7 +37,11 @@ Script file format (JSON). Either a list of replies, or an object::
       "api_key": "secret",            // optional: require Authorization: Bearer secret
       "models": ["scripted"],         // optional: other model names get 404 model_not_found
       "prefix_cache": true,           // optional: simulate a provider prompt cache (default on)
-      "cache_report": "openai"        // or "deepseek" (prompt_cache_hit_tokens) or "none"
+      "cache_report": "openai"        // or "deepseek" (prompt_cache_hit_tokens) or "none", or
+                                      // "anthropic": Claude's cache behind an OpenAI-compatible gateway —
+                                      // only cache_control breakpoints cache (breakpoint_cache.py), reads
+                                      // and writes reported as OpenRouter does (cached_tokens,
+                                      // cache_write_tokens)
     }
 
 Usage carries the prompt tokens the simulated cache served (see ``prefix_cache.py``): OpenAI's
@@ -43,6 +52,8 @@ text, tool_calls or error)::
 
     {
       "text": "Streamed as several deltas",
+      "reasoning": "Thinking first…",  // streamed before the text as delta.reasoning_content,
+      "reasoning_field": "reasoning", // or delta.reasoning, or "think": <think>…</think> in content
       "tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "call_1"}],
       "finish_reason": "stop",        // default: "tool_calls" when there are calls, else "stop"
       "chunk_size": 8,                // characters per text / argument delta
@@ -91,6 +102,7 @@ from pathlib import Path
 from typing import Any
 
 from catbuddy.redact import REDACTED
+from catbuddy.testing.breakpoint_cache import BreakpointCache
 from catbuddy.testing.http_handler import ChatHandler, RecordedRequest
 from catbuddy.testing.prefix_cache import PrefixCache
 from catbuddy.testing.script import (
@@ -119,7 +131,7 @@ __all__ = [
 ]
 
 DEFAULT_ENCODING = "o200k_base"
-CACHE_REPORTS = ("openai", "deepseek", "none")  # how usage reports cached prompt tokens
+CACHE_REPORTS = ("openai", "deepseek", "anthropic", "none")  # how usage reports cached prompt tokens
 
 SHUTDOWN_POLL = 0.02  # serve_forever's poll interval: how long close() may wait for the loop to notice
 _COUNTER_LOCK = threading.Lock()  # tiktoken takes ~1 s to load once; never load it twice at a time
@@ -165,6 +177,7 @@ class ScriptedLLM:
         self.short_summaries = short_summaries  # answer summary requests with short_summary()
         # A provider-like prompt cache is on by default; False turns it off (cached tokens always 0).
         self.prefix_cache = PrefixCache() if prefix_cache is True else prefix_cache or None
+        self.breakpoint_cache = BreakpointCache() if cache_report == "anthropic" else None
         if cache_report not in CACHE_REPORTS:
             raise ValueError(f"cache_report must be one of {', '.join(CACHE_REPORTS)}, got {cache_report!r}")
         self._cache_report = cache_report
@@ -216,9 +229,11 @@ class ScriptedLLM:
         """catbuddy ``Settings`` pointing at this server (model "scripted", fast retries off)."""
         from catbuddy.config import Settings
 
+        anthropic = overrides.get("provider") == "anthropic"
         values: dict[str, Any] = {
             "model": DEFAULT_MODEL,
-            "base_url": self.base_url,
+            # The anthropic SDK adds /v1/messages itself; OpenAI-compatible clients want the /v1.
+            "base_url": self.base_url.removesuffix("/v1") if anthropic else self.base_url,
             "api_key": self.api_key or "test-key",
             "max_retries": 0,
         }
@@ -301,10 +316,24 @@ class ScriptedLLM:
 
     def cached_prompt(self, body: Mapping[str, Any], prompt_tokens: int) -> int:
         """Prompt tokens the simulated prefix cache serves for this request (and remember its prefix)."""
-        if self.prefix_cache is None:
-            return 0
+        return self.cache_usage(body, prompt_tokens)[0]
+
+    def breakpoint_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]:
+        """(read, written) of the Anthropic-style cache, whatever ``cache_report`` says (the Messages mode)."""
+        if self.breakpoint_cache is None:
+            self.breakpoint_cache = BreakpointCache()
         counter = _counter(str(body.get("model") or DEFAULT_MODEL))
-        return self.prefix_cache.served(body, prompt_tokens, counter.count_text)
+        return self.breakpoint_cache.served(body, prompt_tokens, counter.count_text)
+
+    def cache_usage(self, body: Mapping[str, Any], prompt_tokens: int) -> tuple[int, int]:
+        """(read, written) prompt tokens of the simulated cache for this request: the prefix cache
+        reads only; the Anthropic-style cache reads and writes at breakpoints."""
+        counter = _counter(str(body.get("model") or DEFAULT_MODEL))
+        if self.breakpoint_cache is not None:
+            return self.breakpoint_cache.served(body, prompt_tokens, counter.count_text)
+        if self.prefix_cache is None:
+            return 0, 0
+        return self.prefix_cache.served(body, prompt_tokens, counter.count_text), 0
 
     @property
     def cache_report(self) -> str:

@@ -66,7 +66,9 @@ class TurnScript:
 
     def turn(self, names: list[str]) -> None:
         self.steps = [Reply.tool_call("read_file", {"path": name}) for name in names]
-        self.steps.append(Reply.text("I read " + ", ".join(names) + "; they define small arithmetic helpers."))
+        self.steps.append(
+            Reply.text("I read " + ", ".join(names) + "; they define small arithmetic helpers.")
+        )
 
     def __call__(self, body: dict[str, Any]) -> ReplySpec:
         if body.get("tool_choice") == "none" or not body.get("stream"):

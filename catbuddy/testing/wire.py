@@ -112,7 +112,13 @@ def stream_chunks(
             final["usage"] = usage
             chunks.append(final)
         return chunks
-    for piece in _pieces(reply.text, reply.chunk_size):
+    text = reply.text
+    if reply.reasoning and reply.reasoning_field == "think":
+        text = f"<think>{reply.reasoning}</think>\n\n{text}"
+    elif reply.reasoning:
+        for piece in _pieces(reply.reasoning, reply.chunk_size):
+            chunks.append(_chunk(ctx, {reply.reasoning_field: piece}, None, include_usage))
+    for piece in _pieces(text, reply.chunk_size):
         chunks.append(_chunk(ctx, {"content": piece}, None, include_usage))
     for delta in _tool_call_deltas(reply, call_ids(reply, ctx.call_id_prefix)):
         chunks.append(_chunk(ctx, {"tool_calls": [delta]}, None, include_usage))
@@ -128,6 +134,8 @@ def stream_chunks(
 def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, Any]) -> dict[str, Any]:
     """A non-streamed ``chat.completion`` object."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+    if reply.reasoning and reply.reasoning_field != "think":
+        message[reply.reasoning_field] = reply.reasoning
     if reply.tool_calls and not reply.empty:
         message["tool_calls"] = [
             _with_id(
@@ -153,7 +161,11 @@ def completion(reply: ReplySpec, ctx: StreamContext, *, usage: dict[str, Any]) -
 
 
 def usage_dict(
-    prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_report: str = "openai"
+    prompt_tokens: int,
+    completion_tokens: int,
+    cached_tokens: int = 0,
+    cache_report: str = "openai",
+    cache_write_tokens: int = 0,
 ) -> dict[str, Any]:
     """A usage object as the provider family ``cache_report`` names writes it: OpenAI's
     ``prompt_tokens_details.cached_tokens`` or DeepSeek's ``prompt_cache_hit_tokens``/``…miss_tokens``."""
@@ -164,6 +176,11 @@ def usage_dict(
     }
     if cache_report == "openai":
         usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    elif cache_report == "anthropic":  # as OpenRouter reports Claude's cache
+        usage["prompt_tokens_details"] = {
+            "cached_tokens": cached_tokens,
+            "cache_write_tokens": cache_write_tokens,
+        }
     elif cache_report == "deepseek":
         usage["prompt_cache_hit_tokens"] = cached_tokens
         usage["prompt_cache_miss_tokens"] = prompt_tokens - cached_tokens

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from catbuddy.tui.screens.approval import ApprovalScreen
     from catbuddy.tui.screens.setup import SetupResult
     from catbuddy.tui.widgets.reply import AssistantBlock
+    from catbuddy.tui.widgets.thinking import ThinkingBlock
 else:  # the engine's events: imported once the first event (or key) needs them, after the first frame
     ev = lazy_module("catbuddy.agent.events")
 
@@ -102,6 +103,7 @@ class CatbuddyApp(SlashCommands):
         self._events: list[ev.Event] = []
         self._wake = asyncio.Event()
         self._reply: AssistantBlock | None = None
+        self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
         self._approvals: dict[str, ApprovalScreen] = {}
         self._last_ctrl_c = 0.0
@@ -231,6 +233,7 @@ class CatbuddyApp(SlashCommands):
         self.session_id = loop.session_id
         self._events.clear()  # anything still pending belongs to the view being replaced
         self._reply = None
+        self._thinking = None
         self._tools.clear()
         await self.transcript.reset(loop.transcript(), keep=keep or [])
         self.status.set(
@@ -290,11 +293,30 @@ class CatbuddyApp(SlashCommands):
             if text:
                 await self._stream("".join(text))
                 text = []
+            if isinstance(event, ev.ReasoningDelta):
+                await self._think(event.text)
+                continue
             await self._handle(event)
         if text:
             await self._stream("".join(text))
 
+    async def _think(self, text: str) -> None:
+        """Reasoning streams into its own dim block (tui/widgets/thinking.py), folded when the answer starts."""
+        if self._thinking is None:
+            from catbuddy.tui.widgets.thinking import ThinkingBlock
+
+            self._thinking = ThinkingBlock()
+            await self.transcript.add(self._thinking)
+        if self._thinking.is_attached:
+            self._thinking.write(text)
+
+    def _end_thinking(self) -> None:
+        thinking, self._thinking = self._thinking, None
+        if thinking is not None:
+            thinking.finish()
+
     async def _stream(self, text: str) -> None:
+        self._end_thinking()
         reply = self._reply
         if reply is None:
             from catbuddy.tui.widgets.reply import AssistantBlock
@@ -305,6 +327,7 @@ class CatbuddyApp(SlashCommands):
             await reply.write(text)
 
     async def _end_reply(self, final_text: str | None = None) -> None:
+        self._end_thinking()
         if self._reply is not None:
             reply, self._reply = self._reply, None
             await reply.finish(final_text)

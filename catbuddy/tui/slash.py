@@ -118,7 +118,9 @@ class SlashCommands(App[str | None]):
 
     async def _undo_compaction(self) -> None:
         result = await self.agent.undo_compaction()
-        self.notice(f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning")
+        self.notice(
+            f"↶ {result.message}" if result.ok else result.message, "success" if result.ok else "warning"
+        )
         if result.ok:
             self.refresh_context()
 
@@ -320,7 +322,9 @@ class SlashCommands(App[str | None]):
             return
         self.status.set(model=self.agent.model)
         self.refresh_context()
-        self.notice(f"Model for this session: {self.agent.model}", "success")
+        effort = name.partition(" ")[2].strip()
+        said = f" (reasoning effort: {effort})" if effort else ""
+        self.notice(f"Model for this session: {self.agent.model}{said}", "success")
 
     async def slash_approval(self, argument: str) -> None:
         if not argument:

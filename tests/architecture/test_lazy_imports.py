@@ -41,6 +41,7 @@ LATER = (
     "yaml",  # the first skill frontmatter parsed
     "email.utils",  # an HTTP-date Retry-After
     "openai",  # the provider is built lazily (llm/lazy.py)
+    "anthropic",  # only for provider = "anthropic", built lazily too
     "tiktoken",  # the Rust tokenizer loads past the Python budget or in the TUI warm-up (context/counting/tokens.py)
     "regex",  # the first count (context/counting/bpe.py)
 )

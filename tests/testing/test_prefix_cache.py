@@ -132,7 +132,7 @@ def test_recorded_requests_carry_what_the_cache_served() -> None:
 
 def test_an_unknown_cache_report_style_is_refused() -> None:
     with pytest.raises(ValueError, match="cache_report"):
-        ScriptedLLM(cache_report="anthropic")
+        ScriptedLLM(cache_report="bedrock")
 
 
 def test_cached_tokens_never_exceed_prompt_tokens_for_many_shapes() -> None:

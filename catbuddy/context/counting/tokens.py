@@ -53,6 +53,7 @@ class ToolSchemaCosts:
 
 TOOL_COSTS = {"o200k_base": ToolSchemaCosts(func_init=7), "cl100k_base": ToolSchemaCosts(func_init=10)}
 
+
 class _Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
@@ -187,6 +188,10 @@ class TokenCounter:
     def _count_message_uncached(self, message: Mapping[str, Any]) -> int:
         total = TOKENS_PER_MESSAGE + self.count_text(str(message.get("role", "")))
         total += self.count_text(content_text(message.get("content")))
+        # An assistant message's stored reasoning (catbuddy.llm.reasoning), in the field it came in.
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            total += self.count_text(reasoning)
         if message.get("name"):
             total += self.count_text(str(message["name"])) + TOKENS_PER_NAME
         if message.get("tool_call_id"):
@@ -290,7 +295,14 @@ def _message_key(message: Mapping[str, Any]) -> tuple[Any, ...]:
             )
             for c in calls
         )
-    return (message.get("role"), content, message.get("name"), message.get("tool_call_id"), call_key)
+    return (
+        message.get("role"),
+        content,
+        message.get("name"),
+        message.get("tool_call_id"),
+        call_key,
+        message.get("reasoning_content") or message.get("reasoning"),
+    )
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

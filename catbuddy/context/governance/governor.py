@@ -35,7 +35,7 @@ from catbuddy.context.governance.governor_steps import (
     microcompact,
     repair,
 )
-from catbuddy.session.history import SUMMARY_PREFIX, summary_message
+from catbuddy.session.history import SUMMARY_PREFIX, summary_message, without_reasoning
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -190,7 +190,11 @@ def govern_context(
     if fixed.summary:
         head.append(summary_message(fixed.summary))
     fixed_size = measure_request(
-        counter, system_prompt=fixed.system_prompt, tools=fixed.tools, summary=fixed.summary, calibration=ratio
+        counter,
+        system_prompt=fixed.system_prompt,
+        tools=fixed.tools,
+        summary=fixed.summary,
+        calibration=ratio,
     )
     sizes = FixedSizes(
         system_prompt=fixed_size.system,
@@ -210,17 +214,33 @@ def govern_context(
     compacted, micro = microcompact(
         repaired, counter, keep_recent_results, microcompact_min_tokens, compactable=compactable
     )
-    snipped = snip_history(
-        compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
-    )
-    if (snipped.snipped or snipped.truncated) and micro.pending:
-        # Budget pressure overrides the batch: stub everything old before any message is dropped.
-        compacted, micro = microcompact(
-            repaired, counter, keep_recent_results, microcompact_min_tokens, compactable=compactable, force=True
+
+    def snip(messages: list[Message]) -> SnipResult:
+        return snip_history(
+            messages, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
         )
-        snipped = snip_history(
-            compacted, counter, fixed=sizes, limit=budget.limit, calibration=ratio, count=count
-        )
+
+    try:
+        snipped: SnipResult | None = snip(compacted)
+    except ContextOverflowError:
+        snipped = None  # maybe the turn fits once old results and reasoning are shed
+    if snipped is None or snipped.snipped or snipped.truncated:
+        before = compacted
+        if micro.pending:
+            # Budget pressure overrides the batch: stub everything old before any message is dropped.
+            compacted, micro = microcompact(
+                repaired,
+                counter,
+                keep_recent_results,
+                microcompact_min_tokens,
+                compactable=compactable,
+                force=True,
+            )
+        # Then the model's old reasoning goes, before any message or result is cut (earlier turns' is
+        # already gone, session/history.shed_old_reasoning); the newest reply keeps its own.
+        compacted = _shed_reasoning(compacted) or compacted
+        if snipped is None or compacted is not before:
+            snipped = snip(compacted)  # raises ContextOverflowError if even that cannot fit
 
     kept = [_as_dict(m) for m in snipped.messages]
     size = replace(fixed_size, history=snipped.tokens)
@@ -246,6 +266,18 @@ def govern_context(
         messages_after=len(kept),
     )
     return GovernedContext(messages=head + kept, history=kept, report=report, size=size)
+
+
+def _shed_reasoning(history: Sequence[Message]) -> list[Message] | None:
+    """The history without the reasoning of every assistant message but the newest; None if none had any."""
+    newest = max((i for i, m in enumerate(history) if m.get("role") == "assistant"), default=-1)
+    out: list[Message] = []
+    changed = False
+    for index, message in enumerate(history):
+        bare = without_reasoning(_as_dict(message)) if index != newest else message
+        changed = changed or bare is not message
+        out.append(bare)
+    return out if changed else None
 
 
 def _as_dict(message: Message) -> dict[str, Any]:

@@ -45,6 +45,11 @@ def blocks_for(entries: Sequence[HistoryEntry], first_ordinal: int) -> list[Widg
             blocks.append(UserBlock(strip_runtime_block(content_text(message.get("content"))), ordinal))
             ordinal += 1
         elif role == "assistant":
+            reasoning = message.get("reasoning_content") or message.get("reasoning")
+            if isinstance(reasoning, str) and reasoning.strip():  # stored reasoning: folded, as it ended live
+                from catbuddy.tui.widgets.thinking import ThinkingBlock
+
+                blocks.append(ThinkingBlock(reasoning, collapsed=True))
             text = content_text(message.get("content"))
             if text.strip():
                 blocks.append(AssistantBlock(text))
