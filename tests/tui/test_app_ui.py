@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import re
 
 from helpers import texts, type_text, wait_for
+from rich.console import Console
 
 from catbuddy.agent import events as ev
 from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
@@ -109,7 +111,9 @@ async def test_slash_completion_shows_descriptions_and_tab_accepts(fake_app) -> 
         await type_text(pilot, "/ed")
         completer = app.query_one(Completer)
         assert completer.display
-        label = str(completer.get_option_at_index(0).prompt)
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(completer.get_option_at_index(0).prompt)  # a name column and a description column
+        label = console.export_text()
         assert "/edit" in label and "workspace file" in label
         await pilot.press("tab")
         assert app.prompt.text == "/edit "
