@@ -165,6 +165,11 @@ class ToolSettings:
     )
     deny_patterns: tuple[str, ...] = setting((), regex_list, additive=True)  # a project cannot remove yours
     allow_commands: tuple[str, ...] = setting((), string_list, risky="these commands run without asking")
+    # Known-safe read-only commands (`ls`, `git log`, `rg foo`) run unasked in `ask` mode while the sandbox is in
+    # force (they always do in auto-edit and yolo); false: `ask` asks for them too.
+    auto_allow_read_only: bool = setting(
+        True, boolean, risky="read-only commands run without asking", tightens=(False,)
+    )
     # Bounds on what one model reply may ask for (a misbehaving model must not freeze or bloat the session).
     max_calls_per_reply: int = setting(64, at_least(1))
     max_argument_bytes: int = setting(256 * 1024, at_least(1024))

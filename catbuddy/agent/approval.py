@@ -8,9 +8,15 @@ from catbuddy.agent.events import ApprovalChoice, ApprovalDecision
 HEADLESS_REFUSAL = (
     "Refused: `{tool}` needs approval in the '{mode}' approval mode, and catbuddy is running without anyone "
     "to ask (headless). Do the task without it if you can; otherwise tell the user to rerun with "
-    "`--approval auto-edit` (file edits) or `--approval yolo` (commands too)."
+    "`--approval auto-edit` (file edits and read-only commands) or `--approval yolo` (commands too)."
 )
 RULE_REFUSAL = "Refused by catbuddy's safety rules: {reason}"
+
+
+def headless_refusal(tool: str, mode: str, reason: str) -> str:
+    """The refusal a headless run gives the model, with the one-line reason the policy gave (its kind and why)."""
+    text = HEADLESS_REFUSAL.format(tool=tool, mode=mode)
+    return f"{text} Why it needs approval: {reason}" if reason.strip() else text
 
 
 def refusal_text(decision: ApprovalDecision) -> str:

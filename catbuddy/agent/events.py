@@ -166,6 +166,7 @@ class ApprovalRequested(Event):
     answerable: bool = True
     sandbox: str = ""  # exec: the sandbox the command would run in (e.g. "workspace-write (bubblewrap)")
     preview_kind: str = ""  # the tool's PreviewKind value: command, diff or text
+    remembers: str = ""  # what "allow for this session" remembers, in words ("git log, read-only forms")
 
 
 @dataclass

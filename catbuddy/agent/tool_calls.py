@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from catbuddy.agent.approval import HEADLESS_REFUSAL, RULE_REFUSAL, refusal_text
+from catbuddy.agent.approval import RULE_REFUSAL, headless_refusal, refusal_text
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalRequested,
@@ -146,11 +146,12 @@ class ToolCallBatch:
                 answerable=ctx.interactive,
                 sandbox=decision.sandbox,
                 preview_kind=preview.kind.value,
+                remembers=decision.remembers,
             )
         )
         if not ctx.interactive:
             ctx.bus.emit(ApprovalResolved(call["id"], tool.name, REFUSED_HEADLESS))
-            text = decision.headless or HEADLESS_REFUSAL.format(tool=tool.name, mode=ctx.policy.mode)
+            text = decision.headless or headless_refusal(tool.name, ctx.policy.mode, decision.reason)
             return Refusal(text, ToolStatus.REFUSED)
         answer = await ctx.approvals.wait(call["id"])
         ctx.bus.emit(ApprovalResolved(call["id"], tool.name, answer.choice.value, answer.note))

@@ -220,7 +220,8 @@ class CommandChecker:
         if value == "~" or value.startswith("~/"):
             value = self.user_home + value[1:]
         path = Path(value) if value.startswith("/") else cwd / value
-        return Path(os.path.normpath(path))
+        # POSIX keeps a leading `//` as written (`os.path.normpath("//")` is "//"); Linux reads it as `/`
+        return Path(re.sub(r"^/+", "/", os.path.normpath(path)))
 
     def _dangerous(self, seg: Segment, operands: list[str]) -> str | None:
         for value in operands:

@@ -63,6 +63,7 @@ class ParsedCommand:
     parsed: bool = True
     problems: list[str] = field(default_factory=list)
     fork_bomb: str | None = None
+    assigned: set[str] = field(default_factory=set)  # variables the line sets (`PATH=…;`, `export`, `for`)
 
     @property
     def problem(self) -> str:

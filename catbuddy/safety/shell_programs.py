@@ -128,8 +128,12 @@ def strip_wrappers(words: list[Word]) -> Unwrapped:
             rest = _skip_options(rest, spec, name)
             out.words = rest or [Word.literal("echo")]
             continue
+        wrapper_word = out.words[0]
         out.words = _skip_options(rest, spec, name) if name != "env" else rest
-        if name in ("sudo", "doas") and not out.words:
+        if not out.words:
+            # `sudo -s` (a root shell), `env` (prints the environment): the wrapper is the command itself
+            out.wrappers.pop()
+            out.words = [wrapper_word, *rest]
             break
     return out
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from catbuddy.safety import shell_programs as programs
 from catbuddy.safety.shell_model import ParsedCommand, Plumbing, Segment, WalkState
-from catbuddy.safety.shell_words import DYNAMIC_PART, Word
+from catbuddy.safety.shell_words import DYNAMIC_PART, FD_PATH, Word
 
 STATE_READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 
@@ -22,6 +22,7 @@ class SimpleCommands:
     home: str
     conditional: int
     function: str | None
+    fd_outputs: list[str | None]  # what the `<(…)` of the command being emitted print (None: unknown)
 
     def nested(self, code: str, io: Plumbing, kind: str) -> None:
         raise NotImplementedError
@@ -121,11 +122,30 @@ class SimpleCommands:
             for arg in args:
                 if arg.static and not arg.static.startswith("-"):
                     self.assign(arg.static, (), True)
+        elif name in ("source", "."):
+            self._source(name, segment, io)
         elif name in self.state.functions:
             segment.container = True  # its body is analysed where it is defined
 
+    def _source(self, name: str, segment: Segment, io: Plumbing) -> None:
+        """`source <(…)` runs what the substitution prints; a script file is a program like any other."""
+        script = next((a for a in segment.args if not (a.static or "").startswith("-")), None)
+        if script is not None and script.static == FD_PATH:
+            self._run_substituted(name, segment)
+
+    def _run_substituted(self, name: str, segment: Segment) -> None:
+        printed = self.fd_outputs[0] if self.fd_outputs else None
+        if printed is None:
+            segment.dynamic.append(f"`{name} <(…)` runs the output of a command, known only when it runs")
+            return
+        segment.container = True
+        self.nested(printed, Plumbing(), f"`{name} <(…)`")
+
     def _shell(self, name: str, segment: Segment, io: Plumbing) -> None:
         source = programs.shell_code(name, segment.args)
+        if source.kind == "file" and source.code is not None and source.code.static == FD_PATH:
+            self._run_substituted(name, segment)
+            return
         if source.kind == "string" and source.code is not None:
             if source.code.static is not None:
                 segment.container = True

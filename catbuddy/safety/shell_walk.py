@@ -52,6 +52,8 @@ class Walker(SimpleCommands):
         self.conditional = 0
         self.function: str | None = None
         self.nesting: list[int] = [0]  # shared with nested walkers: one budget for the whole line
+        self.process_outputs: list[str | None] = []  # what each `<(…)` prints, when known statically
+        self.fd_outputs: list[str | None] = []  # those of the command being emitted
 
     # --- entry points -----------------------------------------------------------------------------
 
@@ -95,6 +97,9 @@ class Walker(SimpleCommands):
         return None
 
     def run_inner(self, node: Node) -> None:
+        if node.type == "process_substitution":  # `<(…)`: what it prints may be run (`source <(…)`)
+            self.process_outputs.append(self.substitute(node))
+            return
         self._inner_statements(node)
 
     def _inner_statements(self, node: Node) -> None:
@@ -177,7 +182,9 @@ class Walker(SimpleCommands):
             for op, target in io.redirects:
                 self.emit_segment(Segment([], redirects=[(op, target)], source=_text(node)))
             return
+        start = len(self.process_outputs)
         words = [self.word(name_node), *(self.word(a) for a in arguments)]
+        self.fd_outputs = self.process_outputs[start:]
         reasons = []
         if _has_expansion(name_node):
             reasons.append(f"the command name `{_text(name_node)}` is computed when it runs")
@@ -287,6 +294,7 @@ class Walker(SimpleCommands):
     def assign(self, name: str, values: tuple[str, ...], dynamic: bool) -> None:
         if not name:
             return
+        self.out.assigned.add(name)
         old = self.state.variables.get(name)
         if self.conditional and old is None:
             known, unknown = self.lookup(name)

@@ -90,7 +90,12 @@ class _Builder:
 def evaluate(node: Node, scope: Scope) -> Word:
     builder = _Builder()
     _collect(node, scope, builder, quoted=False)
-    return _finish(builder.atoms, scope.home, node.text.decode("utf-8", "replace") if node.text else "")
+    text = node.text.decode("utf-8", "replace") if node.text else ""
+    pwd: str | None = None
+    if "~+" in text:
+        values, dynamic = scope.lookup("PWD")
+        pwd = values[0] if len(values) == 1 and not dynamic else None
+    return _finish(builder.atoms, scope.home, text, pwd)
 
 
 def evaluate_text(text: str, home: str) -> Word:
@@ -127,7 +132,7 @@ def _collect(node: Node, scope: Scope, out: _Builder, *, quoted: bool) -> None:
         else:
             out.opaque((printed.rstrip("\n"),), False, split=not quoted)
     elif kind == "process_substitution":
-        scope.run_inner(node)
+        scope.run_inner(node)  # records what it prints, for `source <(…)` and `bash <(…)`
         out.quoted(FD_PATH)
     elif kind == "arithmetic_expansion":
         scope.run_inner(node)
@@ -197,12 +202,12 @@ def _expansion(node: Node, scope: Scope) -> tuple[tuple[str, ...], bool]:
 # --- brace expansion, tilde, splitting -----------------------------------------------------------------
 
 
-def _finish(atoms: list[Atom], home: str, source: str) -> Word:
+def _finish(atoms: list[Atom], home: str, source: str, pwd: str | None = None) -> Word:
     alternatives = _braces(atoms)
     values: list[str] = []
     dynamic = len(alternatives) > MAX_VALUES
     for alternative in alternatives[:MAX_VALUES]:
-        alternative = _tilde(alternative, home)
+        alternative = _tilde(alternative, home, pwd)
         parts: list[tuple[str, ...]] = []
         for atom in alternative:
             if isinstance(atom, str):
@@ -239,8 +244,9 @@ def _split_values(atom: _Opaque) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _tilde(atoms: list[Atom], home: str) -> list[Atom]:
-    """`~` is the home directory, `~name` that user's (when the user exists)."""
+def _tilde(atoms: list[Atom], home: str, pwd: str | None = None) -> list[Atom]:
+    """`~` is the home directory, `~name` that user's (when the user exists), `~+` the working directory
+    (`$PWD`) and `~-` the previous one (`$OLDPWD`, unknown here)."""
     if not atoms or atoms[0] != "~":
         return atoms
     end = 1
@@ -249,6 +255,10 @@ def _tilde(atoms: list[Atom], home: str) -> list[Atom]:
     name = "".join(a for a in atoms[1:end] if isinstance(a, str))
     if not name:
         return [_Opaque((home,)), *atoms[1:]]
+    if name == "+":
+        return [_Opaque((pwd,)) if pwd else _Opaque((DYNAMIC_PART,), True), *atoms[end:]]
+    if name == "-":
+        return [_Opaque((DYNAMIC_PART,), True), *atoms[end:]]
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
         expanded = os.path.expanduser("~" + name)
         if expanded != "~" + name:

@@ -27,8 +27,8 @@ else:
 # app's first frame (docs/architecture.md §10).
 
 APPROVAL_DESCRIPTIONS = {
-    "ask": "edits and commands ask first",
-    "auto-edit": "edits allowed, commands ask",
+    "ask": "edits and commands ask first (read-only commands run while sandboxed)",
+    "auto-edit": "edits and read-only commands allowed, other commands ask",
     "yolo": "nothing asks (deny rules still apply)",
 }
 COPY_FALLBACK_NAME = "last_reply.md"  # under the catbuddy home, for terminals without OSC 52

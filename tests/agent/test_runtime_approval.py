@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from agent_helpers import session_events
 
-from catbuddy.agent.approval import HEADLESS_REFUSAL
+from catbuddy.agent.approval import HEADLESS_REFUSAL, headless_refusal
 from catbuddy.agent.events import (
     ApprovalChoice,
     ApprovalRequested,
@@ -15,7 +15,10 @@ from catbuddy.agent.events import (
     ToolCallFinished,
     TurnEndReason,
 )
+from catbuddy.config import ToolSettings
 from catbuddy.testing.script import Reply
+
+ASK_FOR_READS = ToolSettings(auto_allow_read_only=False)  # so that `echo` asks in `ask` mode
 
 
 def answering(loop, choice: ApprovalChoice, note: str = "", asked: list | None = None):
@@ -51,7 +54,7 @@ async def test_allow_once_asks_again_for_the_next_matching_call(workspace, scrip
         Reply.tool_call("exec", {"command": "echo two"}),
         Reply.text("done"),
     )
-    loop, events = await make_loop(scripted_llm, approval="ask")
+    loop, events = await make_loop(scripted_llm, approval="ask", tools=ASK_FOR_READS)
     asked: list[ApprovalRequested] = []
     events.on = answering(loop, ApprovalChoice.ALLOW_ONCE, asked=asked)
 
@@ -68,7 +71,7 @@ async def test_allow_for_the_session_does_not_ask_again_for_a_matching_call(
         Reply.tool_call("exec", {"command": "echo two"}),
         Reply.text("done"),
     )
-    loop, events = await make_loop(scripted_llm, approval="ask")
+    loop, events = await make_loop(scripted_llm, approval="ask", tools=ASK_FOR_READS)
     asked: list[ApprovalRequested] = []
     events.on = answering(loop, ApprovalChoice.ALLOW_SESSION, asked=asked)
 
@@ -131,9 +134,20 @@ async def test_headless_ask_mode_refuses_exec_and_writes_without_blocking(
     [resolved] = events.of(ApprovalResolved)
     assert (resolved.call_id, resolved.decision) == (request.call_id, "refused_headless")
     assert not (workspace.work_root / "x.txt").exists()
-    expected = HEADLESS_REFUSAL.format(tool=tool, mode="ask")
+    expected = headless_refusal(tool, "ask", request.reason)
     assert scripted_llm.requests[1].messages[-1]["content"] == expected
+    assert expected.startswith(HEADLESS_REFUSAL.format(tool=tool, mode="ask"))
     assert "--approval yolo" in expected
+
+
+async def test_a_headless_refusal_of_a_command_says_its_kind_and_why(workspace, scripted_llm, make_loop):
+    scripted_llm.push(Reply.tool_call("exec", {"command": "touch x.txt"}), Reply.text("I could not."))
+    loop, _ = await make_loop(scripted_llm, approval="ask", interactive=False, channel="headless")
+
+    await asyncio.wait_for(loop.run_turn("make x.txt"), 15)
+
+    refusal = scripted_llm.requests[1].messages[-1]["content"]
+    assert "Why it needs approval: writes in the work root" in refusal
 
 
 @pytest.mark.parametrize("command", ["rm -rf /", "echo ok && rm -rf ~", ":(){ :|:& };:"])
@@ -172,7 +186,7 @@ async def test_an_answer_for_a_call_nobody_waits_on_is_refused(scripted_llm, mak
 
 async def test_every_answer_is_announced_as_resolved(workspace, scripted_llm, make_loop):
     scripted_llm.push(Reply.tool_call("exec", {"command": "echo hi"}), Reply.text("done"))
-    loop, events = await make_loop(scripted_llm, approval="ask")
+    loop, events = await make_loop(scripted_llm, approval="ask", tools=ASK_FOR_READS)
     events.on = answering(loop, ApprovalChoice.DENY_WITH_NOTE, "not now")
 
     await loop.run_turn("say hi")

@@ -101,7 +101,7 @@ async def test_stop_mid_tool_kills_the_process_group_and_answers_the_call_as_can
 
 async def test_stop_while_an_approval_waits_answers_every_call_as_cancelled(scripted_llm, make_loop):
     scripted_llm.push(
-        Reply.tool_calls(("exec", {"command": "echo a"}), ("exec", {"command": "echo b"})),
+        Reply.tool_calls(("exec", {"command": "echo a > a.txt"}), ("exec", {"command": "echo b > b.txt"})),  # writes: they ask
         Reply.text("ok"),
     )
     loop, events = await make_loop(scripted_llm, approval="ask")

@@ -35,6 +35,8 @@ LATER = (
     "catbuddy.safety.shell_programs",
     "catbuddy.safety.shell_words",
     "catbuddy.safety.code_scan",
+    "catbuddy.safety.exec_decision",  # the exec rules: read-only, destructive, remembered commands
+    "catbuddy.safety.readonly",
     "catbuddy.tools.html_to_markdown",  # the first HTML page fetched
     "html.parser",
     "catbuddy.session.search",  # the first recall

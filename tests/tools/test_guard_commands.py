@@ -123,6 +123,13 @@ DANGEROUS = [
     "function f { rm -rf ~; }; f",
     "$'\\x72\\x6d' -rf /",
     "uv run rm -rf /",
+    # the wipe spellings the fault battery found passing (issue 27)
+    "rm -rf //",
+    "source <(echo 'rm -rf /')",
+    "rm -rf ~+/..",
+    ". <(printf 'rm -rf ~')",
+    "bash <(echo 'rm -rf /')",
+    "rm -rf ///usr",
 ]
 
 
@@ -318,7 +325,10 @@ def test_exec_decisions_carry_the_sandbox_in_force(ctx: ToolContext) -> None:
         ("ls && curl -s https://x", "ls"),
     ],
 )
-def test_the_suggested_session_rule_is_a_parsed_prefix(ctx: ToolContext, command: str, prefix: str) -> None:
+def test_the_suggested_session_rule_is_a_parsed_prefix(
+    make_ctx: Callable[..., ToolContext], command: str, prefix: str
+) -> None:
+    ctx = make_ctx(auto_allow_read_only=False)  # so that `git status -s` asks too
     assert make_policy(ctx, "ask").decide(ExecTool(), {"command": command}).suggested_pattern == prefix
 
 
@@ -362,9 +372,11 @@ def test_remembered_commands_allow_later_calls_only_when_every_command_matches(c
 def test_a_remembered_shell_does_not_cover_what_it_runs(ctx: ToolContext) -> None:
     p = make_policy(ctx, "ask")
     p.remember("bash")
-    assert p.decide(ExecTool(), {"command": "bash -c 'rm -rf build'"}).action == "ask"
+    assert p.decide(ExecTool(), {"command": "bash -c 'rm build.log'"}).action == "ask"
     p.remember("rm")
-    assert p.decide(ExecTool(), {"command": "bash -c 'rm -rf build'"}).action == "allow"
+    assert p.decide(ExecTool(), {"command": "bash -c 'rm build.log'"}).action == "allow"
+    # `rm -r` is destructive: it asks whatever is remembered
+    assert p.decide(ExecTool(), {"command": "bash -c 'rm -rf build'"}).action == "ask"
 
 
 def test_inline_code_is_never_covered_by_a_remembered_interpreter(ctx: ToolContext) -> None:

@@ -30,6 +30,8 @@ OTHER_MEANINGS = {
     ("kinds.py", "exec"): "ToolKind.EXEC, a kind of tool",
     ("tool_meta.py", "skill"): "FactKind.SKILL, a kind of ledger fact",
     ("shell_programs.py", "exec"): "bash's `exec` builtin",
+    ("readonly_rules.py", "grep"): "the grep program, a read-only command",
+    ("readonly_git.py", "grep"): "`git grep`, a read-only git subcommand",
 }
 
 

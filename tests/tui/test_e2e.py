@@ -54,7 +54,7 @@ async def test_a_turn_streams_the_reply_and_updates_the_context_figures(workspac
 
 
 async def test_exec_approval_allow_once_runs_the_command(workspace, scripted_llm) -> None:
-    scripted_llm.push(Reply.tool_call("exec", {"command": "echo approved-run"}), Reply.text("ran it"))
+    scripted_llm.push(Reply.tool_call("exec", {"command": "echo approved-run | tee run.log"}), Reply.text("ran it"))
     app = real_app(workspace, scripted_llm)
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "run echo")

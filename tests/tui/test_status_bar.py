@@ -27,7 +27,7 @@ def assert_matches_context(app) -> None:
 @pytest.mark.parametrize("factor", [1.0, 1.37])  # 1.37: the provider counts more, calibration moves
 async def test_the_figure_equals_context_after_a_reply_with_tool_calls(workspace, scripted_llm_factory, factor):
     llm = scripted_llm_factory(
-        [Reply.tool_call("exec", {"command": "echo hi"}, text="Let me run it. " * 40), Reply.text("done")],
+        [Reply.tool_call("exec", {"command": "echo hi | tee hi.txt"}, text="Let me run it. " * 40), Reply.text("done")],
         prompt_token_factor=factor,
     )
     app = real_app(workspace, llm)

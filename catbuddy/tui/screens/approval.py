@@ -3,9 +3,11 @@
 It shows what the tool put in its request — a command, a diff or text (``preview_kind``, the tool's own
 ``Tool.preview``) — and for a command the sandbox it will run in; it never looks at which tool asks.
 Keys are ignored for ``ARM_DELAY`` seconds after it opens, so a user typing when it pops up does not
-approve something by accident. "Allow for this session" is offered only when the request has something
-to remember (a parsed command prefix or a tool name); a call that must be approved each time
-(catbuddy's own files, a command whose effect cannot be determined) has no session choice.
+approve something by accident. Under the preview, one line says why it asks (read-only / writes in the
+work root / destructive / dynamic / outside the work root, and why). "Allow for this session" is offered
+only when the request has something to remember (a parsed command prefix or a tool name) and says in words
+what it remembers ("git log, read-only forms"); a call that must be approved each time (catbuddy's own
+files, a destructive command, one whose effect cannot be determined) has no session choice.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         if choice is ApprovalChoice.ALLOW_SESSION:
             command = preview_kind(self.request) == "command"
             what = f"commands starting with `{self.pattern}`" if command else f"`{self.pattern}`"
-            return f"{number}  Allow for this session  ({what})"
+            return f"{number}  Allow for this session  ({self.request.remembers or what})"
         return (
             f"{number}  "
             + {
@@ -132,6 +134,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             yield Static(title, id="approval-title")
             with VerticalScroll(id="approval-preview"):
                 yield Static(preview_renderable(request))
+            if request.reason:  # why it asks, in one line: "destructive: `git reset --hard` discards …"
+                yield Static(Text(request.reason, style="italic"), id="approval-reason")
             if preview_kind(request) == "command" and self.sandbox in SANDBOX_LINES:
                 line, style = SANDBOX_LINES[self.sandbox]
                 yield Static(Text(line, style=style), id="approval-sandbox")
