@@ -1,7 +1,7 @@
 """catbuddy's Textual TUI: paints first, then opens the session and streams the loop's events in.
 
 Events arrive from the AgentLoop in the app's own asyncio loop; they are queued and applied by one
-pump task, which writes streamed text to the reply's MarkdownStream at most every ``FLUSH_INTERVAL``
+pump task, which writes streamed text to the reply (widgets/reply.py) at most every ``FLUSH_INTERVAL``
 so typing stays responsive however fast the model streams.
 """
 
@@ -282,7 +282,7 @@ class CatbuddyApp(SlashCommands):
                 self.log.error(f"applying loop events failed: {exc!r}")
                 self.notice(f"Display error: {exc!r}", "error")
             if any(isinstance(event, ev.TextDelta) for event in batch):
-                await asyncio.sleep(FLUSH_INTERVAL)  # let deltas pile up: one Markdown append per interval
+                await asyncio.sleep(FLUSH_INTERVAL)  # let deltas pile up: one reply update per interval
 
     async def _apply(self, batch: list[ev.Event]) -> None:
         text: list[str] = []
