@@ -54,6 +54,23 @@ class _Commands(TyperGroup):
         except CatbuddyError as exc:
             raise fail(str(exc), exc.exit_code) from None
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Each command with its whole first sentence, wrapped (click cuts it short with "...")."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, _first_sentence(command.short_help or command.help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _first_sentence(text: str) -> str:
+    paragraph = " ".join(text.strip().split("\n\n")[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]
+
 
 app = typer.Typer(
     cls=_Commands,

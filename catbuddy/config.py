@@ -14,9 +14,10 @@ gets printed or logged.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,6 +50,7 @@ from catbuddy.trust import ProjectTrust
 EDIT_TOOLS = ("edit_file", "apply_patch")
 DEFAULT_MODEL = "gpt-4o"  # counted with when no model is configured
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_MAX_OUTPUT_TOKENS = 4_096  # a model entry that gives only its window
 ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
 ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read for provider = "anthropic" when base_url is not set
 
@@ -58,11 +60,17 @@ class ModelSpec:
     """What catbuddy needs to know about a model to keep its requests inside the window."""
 
     context_window: int = required(at_least(256))
-    max_output_tokens: int = required(at_least(1))
+    # None: DEFAULT_MAX_OUTPUT_TOKENS, at most a quarter of the window (a window alone is enough to say)
+    max_output_tokens: int = setting(None, at_least(1))
     encoding: str | None = setting(None, one_of(*ENCODINGS))  # None: chosen from the model name
     # The file-editing tools offered to this model; None: by its family (catbuddy.tools.offer).
     edit_tools: tuple[str, ...] | None = setting(None, choice_list(*EDIT_TOOLS))
     vision: bool | None = setting(None, boolean)  # accepts images; None: guessed from the name (images.py)
+
+    def __post_init__(self) -> None:
+        if self.max_output_tokens is None:
+            default = min(DEFAULT_MAX_OUTPUT_TOKENS, max(1, self.context_window // 4))
+            object.__setattr__(self, "max_output_tokens", default)
 
 
 @dataclass(frozen=True)
@@ -299,7 +307,7 @@ MODELS = Entries(
     ModelSpec,
     'a table of models, e.g. [models."gpt-4o"]',
     required="set (an integer)",
-    required_hint="Both numbers are needed",
+    required_hint="context_window is needed; max_output_tokens defaults to 4,096 (at most a quarter of the window)",
     complete=("default",),  # [models.default] changes only what it names
     check_entry=_check_model,
     build=_model,
@@ -370,6 +378,7 @@ class Settings:
     hooks: Mapping[str, HookSettings] = table(HOOKS)
     sandbox: SandboxSettings = table(TopLevel(SandboxSettings))
     sources: tuple[str, ...] = ()
+    origins: Mapping[str, str] = field(default_factory=dict)  # top-level key → the source that set it last
     # The project config's settings that need trust, and whether they apply (None: it has none).
     project_trust: ProjectTrust | None = None
 
@@ -465,7 +474,28 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "(file)", "valid TOML", hint=f"{exc}") from None
+        raise _not_toml(path, text, exc) from None
+
+
+TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+
+
+def _not_toml(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    """Name the line and column of a TOML syntax error, and show that line."""
+    found = TOML_WHERE.search(str(exc))
+    if found is None:  # "at end of document" and the like
+        return ConfigError(str(path), "(file)", "valid TOML", hint=str(exc))
+    line_no, column = int(found.group(1)), int(found.group(2))
+    reason = TOML_WHERE.sub("", str(exc))
+    lines = text.splitlines()
+    shown = lines[line_no - 1] if 0 < line_no <= len(lines) else ""
+    return ConfigError(
+        str(path),
+        f"(line {line_no}, column {column})",
+        "valid TOML",
+        hint=f"{reason}: line {line_no} reads `{shown.strip()}`. Fix it (strings need quotes, lists need a "
+        "closing ]), or remove the line",
+    )
 
 
 def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> ConfigError:
@@ -505,11 +535,14 @@ def load_settings(
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: list[str] = []
+    origins: dict[str, str] = {}
     project_trust: ProjectTrust | None = None
     global_file, project_file = config_files(global_home, work_root)
     if global_file.exists():  # a folder or an unreadable file in its place is an error, not "no config"
-        merged = SCHEMA.merge(merged, SCHEMA.validate(str(global_file), read_toml(global_file)))
+        layer = SCHEMA.validate(str(global_file), read_toml(global_file))
+        merged = SCHEMA.merge(merged, layer)
         sources.append(str(global_file))
+        origins.update(dict.fromkeys(layer, str(global_file)))
     if project_file.exists():
         layer = SCHEMA.validate(str(project_file), read_toml(project_file))
         safe, risky = trust.split_layer(layer, SCHEMA)
@@ -521,9 +554,11 @@ def load_settings(
                 layer = safe
         merged = SCHEMA.merge(merged, layer)
         sources.append(str(project_file))
+        origins.update(dict.fromkeys(layer, str(project_file)))
     for var, key in SCHEMA.environment().items():
         if env.get(var):
             merged = SCHEMA.merge(merged, SCHEMA.validate(f"environment variable {var}", {key: env[var]}))
+            origins[key.split(".")[0]] = f"environment ({var})"
             if "environment" not in sources:
                 sources.append("environment")
     if flags:
@@ -531,7 +566,8 @@ def load_settings(
         if given:
             merged = SCHEMA.merge(merged, SCHEMA.validate("command-line flags", given))
             sources.append("flags")
-    return replace(_build(merged, env, tuple(sources)), project_trust=project_trust)
+            origins.update(dict.fromkeys(given, "command-line flags"))
+    return replace(_build(merged, env, tuple(sources)), project_trust=project_trust, origins=origins)
 
 
 def _build(merged: dict[str, Any], env: Mapping[str, str], sources: tuple[str, ...]) -> Settings:

@@ -228,6 +228,9 @@ def exit_now(code: int) -> None:
     import logging
     import os
 
+    sandbox_launch = sys.modules.get("catbuddy.sandbox.launch")  # loaded only if a command was started
+    if sandbox_launch is not None:
+        sandbox_launch.remove_private_tmp()  # atexit would have; os._exit skips it
     logging.shutdown()  # flushes the log file
     sys.stdout.flush()
     sys.stderr.flush()

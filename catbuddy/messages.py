@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from catbuddy.text import valid_text
@@ -57,3 +57,41 @@ def valid_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [valid_json(v) for v in value]
     return value
+
+
+INVALID_ARGUMENTS_SENT_AS = "{}"  # what a call with arguments that are not a JSON object is sent back as
+
+
+def arguments_are_valid(arguments: Any) -> bool:
+    """Whether a tool call's ``arguments`` string is a JSON object (what strict gateways demand)."""
+    if not isinstance(arguments, str):
+        return False
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def with_valid_arguments(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's messages with every tool call's arguments a JSON object: a call whose arguments
+    were not (the model's mistake, answered by an error result quoting them) is sent back with
+    ``{}``, since strict gateways reject the whole request otherwise. The stored history keeps the
+    raw text; unchanged messages are the same objects (the token counter's cache keeps hitting)."""
+    fixed: list[dict[str, Any]] = []
+    for message in messages:
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if calls and any(not arguments_are_valid(_arguments(call)) for call in calls):
+            message = {**message, "tool_calls": [_with_valid_arguments(call) for call in calls]}
+        fixed.append(message)
+    return fixed
+
+
+def _arguments(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, Mapping) else None
+    return function.get("arguments") if isinstance(function, Mapping) else None
+
+
+def _with_valid_arguments(call: Any) -> Any:
+    if arguments_are_valid(_arguments(call)) or not isinstance(call, Mapping):
+        return call
+    return {**call, "function": {**call.get("function", {}), "arguments": INVALID_ARGUMENTS_SENT_AS}}

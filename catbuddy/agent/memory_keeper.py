@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 WATCH_TICK = 15.0  # seconds between idle checks (less when the idle time is shorter)
 STARTUP_DELAY = 2.0  # after start-up, before dreaming over entries of earlier sessions
 PROGRESS = (DreamStatus.APPLIED, DreamStatus.UNCHANGED, DreamStatus.DECLINED)
+FAILURE_REASON_CHARS = 100  # of a failure without a short reason, in the one-line notice
 QUIET_WHEN_AUTO = (DreamStatus.NOTHING, DreamStatus.UNCHANGED, DreamStatus.BUSY, DreamStatus.STALE)
 
 
@@ -279,6 +280,15 @@ class MemoryKeeper:
         if result.status is DreamStatus.APPLIED:
             hint = "/memory diff" if self.channel == "tui" else "catbuddy memory diff"
             self.bus.emit(Notice(f"memory: {result.counts} — {hint}", "success"))
+        elif result.status is DreamStatus.FAILED and not manual:
+            # In the background: one line, the whole story in the log (a rejected answer quotes it).
+            log.warning("automatic Dream failed: %s", result.message)
+            reason = result.reason or _first_sentence(result.message)
+            command = "/dream" if self.channel == "tui" else "`catbuddy dream`"
+            text = f"Dream could not update memory: {reason} — {command} to retry, details in the log"
+            if paused_now:
+                text += ". " + self._paused_text()
+            self.bus.emit(Notice(text, "warning"))
         elif result.status is DreamStatus.FAILED:
             text = f"Dream failed: {result.message}"
             if paused_now:
@@ -339,3 +349,9 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)  # the inode: the cursor is replaced by a rename
+
+
+def _first_sentence(message: str) -> str:
+    line = " ".join(message.split()).split(". ")[0].rstrip(".")
+    line = line[:1].lower() + line[1:]
+    return line if len(line) <= FAILURE_REASON_CHARS else line[: FAILURE_REASON_CHARS - 1] + "…"

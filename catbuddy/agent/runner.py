@@ -41,6 +41,7 @@ from catbuddy.context.governance.governor_steps import repair
 from catbuddy.context.governance.report import govern_request
 from catbuddy.llm.errors import ContextLengthExceeded, LLMError, ProviderError
 from catbuddy.llm.types import Completed, LLMResponse, ReasoningChunk, TextChunk
+from catbuddy.messages import with_valid_arguments
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +267,7 @@ class TurnRunner:
         try:
             async for piece in provider.stream_chat(
                 model=ctx.model,
-                messages=governed.messages,
+                messages=with_valid_arguments(governed.messages),
                 tools=parts.tools or None,
                 on_retry=on_retry,
                 reasoning_effort=ctx.settings.options_for(ctx.model).reasoning_effort,

@@ -300,13 +300,22 @@ def _preview(tool: Tool, args: dict[str, Any], ctx: TurnContext) -> Preview:
         return Preview()
 
 
+RAW_ARGUMENTS_SHOWN = 2_000  # characters of invalid arguments quoted back to the model
+
+
 def parse_arguments(call: Call) -> tuple[dict[str, Any], Refusal | None]:
     """The call's arguments as a dict, or what the model gets for them."""
     raw = call["function"].get("arguments") or "{}"
     try:
         args = json.loads(raw) if isinstance(raw, str) else dict(raw)
     except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as exc:
-        text = f"Error: the arguments are not valid JSON ({exc}). Send a JSON object."
+        # The request sends this call back with `{}` (messages.with_valid_arguments): the raw text
+        # lives on here, in the result the model reads, and in the session file.
+        shown = raw if len(raw) <= RAW_ARGUMENTS_SHOWN else raw[:RAW_ARGUMENTS_SHOWN] + "…"
+        text = (
+            f"Error: the arguments are not valid JSON ({exc}); they were: {shown}\n"
+            "The call is shown to you with {} as its arguments. Send a JSON object."
+        )
         return {}, Refusal(text, ToolStatus.ERROR, "arguments that are not valid JSON")
     if not isinstance(args, dict):
         return {}, Refusal(

@@ -69,7 +69,8 @@ def diagnose(workspace: Workspace, settings: Settings) -> Report:
     dropped = ", ".join(environment.dropped) if environment.dropped else "nothing here looks secret"
     allowed = f"; let through by exec_env_allow: {', '.join(settings.sandbox.env_allow)}" if settings.sandbox.env_allow else ""
     report.checks.append(Check("exec environment", True, f"dropped: {dropped}{allowed}"))
-    report.checks.append(Check("approval", True, f"{settings.approval} (sources: {', '.join(settings.sources) or 'defaults'})"))
+    approval_from = settings.origins.get("approval", "the default")  # where it was set, not every source
+    report.checks.append(Check("approval", True, f"{settings.approval} (set by {approval_from})"))
     report.checks.append(_grammar())
     report.checks.append(_trust(settings))
     return report

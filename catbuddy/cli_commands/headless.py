@@ -236,6 +236,7 @@ async def run_headless(
         finally:
             if reader is not None:
                 reader.cancel()
+            answered = _has_an_answer(loop)
             await loop.aclose()
     if caught.signum is not None:
         name = signal.Signals(caught.signum).name
@@ -248,11 +249,21 @@ async def run_headless(
             out.flush()
         except BrokenPipeError:
             _silence(out)
-    elif fmt == "text":
+    elif fmt == "text" and answered:
         err.write(
             f"session {summary.session_id} — continue with: catbuddy run --resume {summary.session_id} PROMPT\n"
         )
+    elif fmt == "text":  # nothing but the prompt that failed: nothing worth resuming
+        err.write(f"session {summary.session_id} holds only the prompt; once fixed, run it again.\n")
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def _has_an_answer(loop: Any) -> bool:
+    """Whether the session holds anything from the model (a run that failed at once holds only the prompt)."""
+    try:
+        return any(entry.message.get("role") == "assistant" for entry in loop.transcript())
+    except Exception:  # a session that could not even be read: nothing to resume either
+        return False
 
 
 def _silence(stream: TextIO) -> None:

@@ -34,6 +34,7 @@ class DreamResult:
     diff: str = ""
     change: int | None = None
     problems: list[str] = field(default_factory=list)
+    reason: str = ""  # a failure in a few words, for a one-line notice ("" : the message says it)
 
     @property
     def ok(self) -> bool:

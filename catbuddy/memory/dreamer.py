@@ -216,6 +216,7 @@ class Dreamer:
                     f"The Dream request failed: {mask_secrets(reason, self.config.secrets)}. Nothing was written.",
                     entries=len(material.entries),
                     problems=problems,
+                    reason="the request to the model failed",
                 )
             checked, reason = self._check(answer, material)
             if not reason:
@@ -230,6 +231,7 @@ class Dreamer:
             f"Dream. Last reason: {rejected[-1]}",
             entries=len(material.entries),
             problems=problems,
+            reason="the model's answer was not in the expected form",
         )
 
     def _gather(self) -> tuple[DreamMaterial, list[str], Message, Message] | DreamResult:

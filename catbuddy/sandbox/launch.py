@@ -18,6 +18,7 @@ dropped (also when catbuddy runs as root).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import sys
@@ -38,6 +39,7 @@ CREDENTIAL_PATHS = (
     ".vault-token", ".password-store", ".terraform.d/credentials.tfrc.json",
 )
 _private_tmp: list[str] = []
+PRIVATE_TMP_PREFIX = "catbuddy-sandbox-"  # then the owning process id and a random tail
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,43 @@ class LaunchPlan:
 
 
 def private_tmp() -> str:
-    """This process's private /tmp for sandboxed commands (kept across calls, removed at exit)."""
+    """This process's private /tmp for sandboxed commands (kept across calls). Removed by
+    ``remove_private_tmp()`` on every exit path (``exit_now`` skips atexit on purpose); one left by a
+    process that was killed is removed by the next catbuddy that makes its own."""
     if not _private_tmp or not os.path.isdir(_private_tmp[0]):
-        _private_tmp[:] = [tempfile.mkdtemp(prefix="catbuddy-sandbox-")]
-        atexit.register(shutil.rmtree, _private_tmp[0], True)
+        remove_stale_private_tmps()
+        made = tempfile.mkdtemp(prefix=f"{PRIVATE_TMP_PREFIX}{os.getpid()}-")
+        _private_tmp[:] = [made]
+        atexit.register(shutil.rmtree, made, True)  # an ordinary interpreter exit (tests, embedders)
     return _private_tmp[0]
+
+
+def remove_private_tmp() -> None:
+    """Remove this process's private /tmp, if it made one (the sandboxed commands have ended)."""
+    if _private_tmp:
+        shutil.rmtree(_private_tmp.pop(), ignore_errors=True)
+
+
+def remove_stale_private_tmps(parent: str | None = None) -> None:
+    """Remove the private /tmp of catbuddy processes that no longer exist (killed before cleaning)."""
+    parent = parent or tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if not entry.name.startswith(PRIVATE_TMP_PREFIX) or not entry.is_dir(follow_symlinks=False):
+                continue
+            owner = entry.name[len(PRIVATE_TMP_PREFIX) :].split("-", 1)[0]
+            if owner.isdigit() and not _alive(int(owner)):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def plan(command: str, *, status: SandboxStatus, work_root: Path, home: Path) -> LaunchPlan:
@@ -69,7 +103,14 @@ def reaper_argv(command: str) -> list[str]:
 def bwrap_argv(status: SandboxStatus, command: str, *, work_root: Path, home: Path) -> list[str]:
     assert status.bwrap is not None
     root = str(work_root.resolve())
-    argv = [status.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    argv = [
+        status.bwrap,
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+    ]
     if not status.network:
         argv.append("--unshare-net")
     argv += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

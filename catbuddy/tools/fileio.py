@@ -133,9 +133,28 @@ class Line:
     replaced: bool = False  # it held bytes that are not UTF-8
 
 
-def iter_lines(handle: BinaryIO, max_line_bytes: int) -> Iterator[Line]:
+LEGACY_ENCODINGS = {"cp1252": "Windows-1252 (latin-1 with its extras)", "latin-1": "latin-1 (ISO-8859-1)"}
+
+
+def detect_encoding(sample: bytes) -> str:
+    """``"utf-8"``, or the 8-bit encoding a text that is not UTF-8 reads as: Windows-1252 when every
+    byte of ``sample`` (the file's head) is defined there, else latin-1, which decodes any byte."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)  # a cut character is fine
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    try:
+        sample.decode("cp1252")
+        return "cp1252"
+    except UnicodeDecodeError:
+        return "latin-1"
+
+
+def iter_lines(handle: BinaryIO, max_line_bytes: int, encoding: str = "utf-8") -> Iterator[Line]:
     """The lines of an open file, each read up to ``max_line_bytes`` (the rest is skipped unread into
-    memory), decoded as UTF-8 with U+FFFD for anything else. A leading BOM is dropped."""
+    memory), decoded as UTF-8 with U+FFFD for anything else (or in ``encoding``, one of
+    ``LEGACY_ENCODINGS``, for a file that is not UTF-8). A leading BOM is dropped."""
     number = 0
     while True:
         raw = handle.readline(max_line_bytes)
@@ -148,7 +167,10 @@ def iter_lines(handle: BinaryIO, max_line_bytes: int) -> Iterator[Line]:
         if number == 1:
             raw = raw.removeprefix(b"\xef\xbb\xbf")
         body = raw.rstrip(b"\r\n") if raw.endswith(b"\n") else raw
-        text, replaced = _decode_head(body, complete=not cut)
+        if encoding == "utf-8":
+            text, replaced = _decode_head(body, complete=not cut)
+        else:
+            text, replaced = body.decode(encoding, "replace"), False
         yield Line(number, text, cut, replaced)
 
 

@@ -28,8 +28,10 @@ from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMet
 from catbuddy.tools.base import Preview, Tool, ToolContext, ToolError, ToolResult
 from catbuddy.tools.edit_ladder import STAGE_NOTES, Ambiguous, Found, Stage, find_edit
 from catbuddy.tools.fileio import (
+    LEGACY_ENCODINGS,
     check_regular,
     count_remaining_lines,
+    detect_encoding,
     iter_lines,
     open_regular,
     read_bytes,
@@ -187,12 +189,20 @@ class ReadFileTool(Tool):
                 f"\n\n[Showing lines {offset:,}-{last:,} of {read.total:,} ({why}). "
                 f"Use offset={last + 1} to read on.]"
             )
-        if read.replaced:
+        if read.encoding != "utf-8":
+            body += (
+                f"\n\n[{shown} is not UTF-8: read as {LEGACY_ENCODINGS[read.encoding]}, the encoding its "
+                "bytes fit; edit_file cannot change it (it writes UTF-8 only).]"
+            )
+        elif read.replaced:
             body += (
                 f"\n\n[{read.replaced:,} of the lines shown hold bytes that are not UTF-8, shown as \ufffd; "
                 "the file is not UTF-8 text, so edit_file cannot change it.]"
             )
-        return ToolResult(body, meta={"lines": len(read.lines), "total_lines": read.total})
+        meta: dict[str, Any] = {"lines": len(read.lines), "total_lines": read.total}
+        if read.encoding != "utf-8":
+            meta["encoding"] = read.encoding
+        return ToolResult(body, meta=meta)
 
 
 def _read_default(text: str, shown: str, offset: int, limit: int) -> ToolResult:
@@ -215,6 +225,7 @@ class _Read:
     total: int  # the file's line count
     stop: str  # what ended the read early: "lines", "bytes" or ""
     replaced: int  # lines shown that held bytes that are not UTF-8
+    encoding: str = "utf-8"  # what the lines were decoded as (detected from the file's head)
 
 
 def _read_lines(path: Path, shown: str, offset: int, limit: int) -> _Read:
@@ -225,10 +236,12 @@ def _read_lines(path: Path, shown: str, offset: int, limit: int) -> _Read:
     total = 0
     replaced = 0
     with open_regular(path, shown) as handle:
-        if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+        head = handle.read(BINARY_SNIFF_BYTES)
+        if looks_binary(head):
             raise ToolError(f"{shown} is a binary file; read_file only reads text.")
+        encoding = detect_encoding(head.removeprefix(b"\xef\xbb\xbf"))
         handle.seek(0)
-        for line in iter_lines(handle, READ_MAX_LINE_BYTES):
+        for line in iter_lines(handle, READ_MAX_LINE_BYTES, encoding):
             total = line.number
             if total < offset:
                 continue
@@ -248,7 +261,7 @@ def _read_lines(path: Path, shown: str, offset: int, limit: int) -> _Read:
             used += size + 8
             lines.append(text)
             replaced += line.replaced
-    return _Read(lines, total, stop, replaced)
+    return _Read(lines, total, stop, replaced, encoding)
 
 
 # --- write_file -------------------------------------------------------------------------------------

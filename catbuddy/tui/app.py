@@ -1,7 +1,7 @@
 """catbuddy's Textual TUI: paints first, then opens the session and streams the loop's events in.
 
 Events arrive from the AgentLoop in the app's own asyncio loop; they are queued and applied by one
-pump task, which writes streamed text to the reply's MarkdownStream at most every ``FLUSH_INTERVAL``
+pump task, which writes streamed text to the reply (widgets/reply.py) at most every ``FLUSH_INTERVAL``
 so typing stays responsive however fast the model streams.
 """
 
@@ -46,6 +46,7 @@ else:  # the engine's events: imported once the first event (or key) needs them,
 
 FLUSH_INTERVAL = 0.05  # seconds between writes of streamed text
 EXIT_PRESS_WINDOW = 2.0  # a second Ctrl+C within this many seconds exits
+START_WAIT = 15.0  # seconds an exit waits for a session still opening, so it is closed and named
 
 LoopFactory = Callable[..., Agent]
 
@@ -109,9 +110,12 @@ class CatbuddyApp(PlanCommands):
         self._tools: dict[str, ToolBlock] = {}
         self._approvals: dict[str, ApprovalScreen] = {}
         self._last_ctrl_c = 0.0
-        self._closed = False
+        self._loop_closed = False
+        self._quitting = False
         self._remove_stop_signals: Callable[[], None] | None = None
         self._sandbox_probed = False
+        self._starting = False  # the session is being opened in the background
+        self._start_settled = asyncio.Event()  # ... and that has finished, or failed
 
     # --- layout and start-up ------------------------------------------------------------------
 
@@ -190,6 +194,23 @@ class CatbuddyApp(PlanCommands):
         self._after_first_frame()
 
     async def _start_loop(self) -> None:
+        self._starting = True
+        try:
+            await self._open_session()
+        finally:
+            self._start_settled.set()
+        if self.loop is None or self._quitting:
+            return
+        loop = self.loop
+        self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
+        self.run_worker(self.load_custom_commands(), name="custom-commands", group="commands")
+        await self.show_session(keep=[block for _, block in self._early])
+        pending, self._pending_inputs = self._pending_inputs, []
+        for text in pending:
+            loop.submit(text)
+        self.refresh_queue()
+
+    async def _open_session(self) -> None:
         try:
             await asyncio.to_thread(preload, self.settings)
         except Exception as exc:  # the loop's own start reports what is wrong
@@ -207,13 +228,7 @@ class CatbuddyApp(PlanCommands):
             self.exit(None, return_code=getattr(exc, "exit_code", 1))
             return
         self.loop = loop
-        self.run_worker(loop.warm_up(), name="warm-provider", group="warm")  # off the event loop
-        self.run_worker(self.load_custom_commands(), name="custom-commands", group="commands")
-        await self.show_session(keep=[block for _, block in self._early])
-        pending, self._pending_inputs = self._pending_inputs, []
-        for text in pending:
-            loop.submit(text)
-        self.refresh_queue()
+        self.session_id = loop.session_id  # known from here on, even if the user exits at once
 
     async def show_session(self, keep: list[UserBlock] | None = None) -> None:
         """Mount the (newest part of the) session and fill the status bar; ``keep``: blocks of
@@ -273,7 +288,7 @@ class CatbuddyApp(PlanCommands):
                 self.log.error(f"applying loop events failed: {exc!r}")
                 self.notice(f"Display error: {exc!r}", "error")
             if any(isinstance(event, ev.TextDelta) for event in batch):
-                await asyncio.sleep(FLUSH_INTERVAL)  # let deltas pile up: one Markdown append per interval
+                await asyncio.sleep(FLUSH_INTERVAL)  # let deltas pile up: one reply update per interval
 
     async def _apply(self, batch: list[ev.Event]) -> None:
         text: list[str] = []
@@ -456,12 +471,10 @@ class CatbuddyApp(PlanCommands):
     # --- input ----------------------------------------------------------------------------------
 
     async def on_event(self, event: events.Event) -> None:
-        if (
-            isinstance(event, events.Key | events.Paste)
-            and not event.is_forwarded
-            and type_through.route(self, event, self.screen_stack[0].query_one(PromptArea))
-        ):
-            return
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            prompt = self.screen_stack[0].query_one(PromptArea)
+            if type_through.route(self, event, prompt) or type_through.from_block(self, event, prompt):
+                return
         await super().on_event(event)
 
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
@@ -528,13 +541,29 @@ class CatbuddyApp(PlanCommands):
         self.notify("Press Ctrl+C again to exit", timeout=EXIT_PRESS_WINDOW)
 
     async def quit(self) -> None:
+        self._quitting = True
+        if self._starting and not self._start_settled.is_set():
+            # Exiting while the session opens (Ctrl+C twice right after start-up): let it open, so
+            # it is closed properly and the resume command can name it; the keys keep flowing.
+            self.run_worker(self._quit_once_open(), name="quit-once-open", group="quit")
+            return
+        await self.shutdown()
+        self.exit(self.session_id)
+
+    async def _quit_once_open(self) -> None:
+        try:
+            await asyncio.wait_for(self._start_settled.wait(), START_WAIT)
+        except TimeoutError:
+            self.log.warning("exiting before the session finished opening")
+        if self.start_error is not None:
+            return  # the failed start already ends the app with its own exit code
         await self.shutdown()
         self.exit(self.session_id)
 
     async def shutdown(self) -> None:
-        if self._closed or self.loop is None:
+        if self._loop_closed or self.loop is None:
             return
-        self._closed = True
+        self._loop_closed = True
         try:
             await self.loop.aclose()
         except Exception as exc:  # closing must not hide the resume command

@@ -14,6 +14,7 @@ from textual.app import App
 from textual.widget import Widget
 
 TYPE_THROUGH = "type_through"  # class attribute a screen sets to True to close when typed over
+TYPED_TO_INPUT = "typed_to_input"  # class attribute of a focusable block whose typing goes to the input
 CLOSING = "_typed_through"  # set on the screen instance once a key has closed it
 
 
@@ -27,5 +28,18 @@ def route(app: App[Any], event: events.Key | events.Paste, target: Widget) -> bo
             return False  # arrows, Enter, Esc… still drive the overlay
         setattr(screen, CLOSING, True)
         screen.dismiss(None)
+    target._forward_event(event)
+    return True
+
+
+def from_block(app: App[Any], event: events.Key | events.Paste, target: Widget) -> bool:
+    """Typing while a transcript block has focus (a tool call selected with a click or Tab): the
+    text goes to the input, which takes the focus back; Enter, arrows and Esc still act on the block."""
+    focused = app.focused
+    if focused is None or focused is target or not getattr(focused, TYPED_TO_INPUT, False):
+        return False
+    if isinstance(event, events.Key) and not event.is_printable:
+        return False
+    target.focus()
     target._forward_event(event)
     return True

@@ -117,6 +117,28 @@ async def test_invalid_json_arguments_get_an_error_result_and_the_turn_goes_on(
     assert scripted_llm.requests[2].messages[-1]["tool_call_id"] == "call_list"
 
 
+async def test_invalid_json_arguments_are_sent_back_as_valid_json_and_kept_raw_where_stored(
+    workspace, scripted_llm, make_loop
+):
+    # Issue 31: the invalid arguments were sent back verbatim in every later request, which strict
+    # gateways reject; the raw text stays in the session file and in the result the model reads.
+    import json
+
+    raw = '{"path": "a.py"'
+    scripted_llm.push(Reply.tool_call("read_file", raw, id="call_bad"), Reply.text("I will stop guessing."))
+    loop, events = await make_loop(scripted_llm)
+
+    await loop.run_turn("read a.py")
+
+    sent = scripted_llm.requests[1].messages
+    call = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {}
+    result = events.of(ToolCallFinished)[0].result
+    assert raw in result and sent[-1]["content"] == result
+    stored = [entry.message for entry in loop.transcript() if entry.message.get("tool_calls")]
+    assert stored[0]["tool_calls"][0]["function"]["arguments"] == raw
+
+
 async def test_a_tool_error_goes_back_to_the_model_as_a_result(workspace, scripted_llm, make_loop):
     scripted_llm.push(Reply.tool_call("read_file", {"path": "missing.py"}), Reply.text("It is not there."))
     loop, events = await make_loop(scripted_llm)

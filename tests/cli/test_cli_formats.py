@@ -131,3 +131,21 @@ def test_resume_continues_the_same_session_file(invoke, scripted_llm, project):
     roles = [r.role for r in read_session_file(info.path).messages]
     assert roles == ["user", "assistant", "user", "assistant"]
     assert len(scripted_llm.requests[1].messages) == 4
+
+
+def test_help_lists_every_command_with_its_whole_first_sentence() -> None:
+    # Issue 31: `catbuddy --help` cut every command description short with "...".
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "catbuddy.cli", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=60,
+    )
+    commands = done.stdout.split("Commands:", 1)[1]
+    assert not [line for line in commands.splitlines() if line.rstrip().endswith("...")]
+    assert "the app against a scripted model, in a temporary folder." in " ".join(commands.split())

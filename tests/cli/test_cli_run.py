@@ -42,6 +42,26 @@ def test_a_failed_run_exits_1_with_the_error_on_stderr(cli, scripted_llm):
     assert result["errors"] and "test-key" not in done.stdout + done.stderr
 
 
+def test_a_run_that_failed_before_any_answer_does_not_offer_to_continue_it(cli, scripted_llm):
+    # Issue 31: it advertised `continue with: catbuddy run --resume …` for a session holding only the
+    # failed prompt.
+    scripted_llm.push(Reply.error(401, "Incorrect API key provided"))
+
+    done = cli("run", "hi")
+
+    assert done.returncode == 1
+    assert "continue with" not in done.stderr
+    assert "holds only the prompt; once fixed, run it again" in done.stderr
+
+
+def test_a_run_that_was_answered_says_how_to_continue_it(cli, scripted_llm):
+    scripted_llm.push(Reply.text("hello"))
+
+    done = cli("run", "hi")
+
+    assert done.returncode == 0 and "continue with: catbuddy run --resume " in done.stderr
+
+
 def test_no_prompt_exits_2(cli):
     done = cli("run", input="   \n")
     assert done.returncode == 2

@@ -39,7 +39,9 @@ def hostile_project(project: Path, tmp_path: Path) -> Path:
     return marker
 
 
-def test_an_untrusted_project_config_runs_nothing_and_warns_once(cli, scripted_llm, project, tmp_path) -> None:
+def test_an_untrusted_project_config_runs_nothing_and_warns_once(
+    cli, scripted_llm, project, tmp_path
+) -> None:
     marker = hostile_project(project, tmp_path)
     scripted_llm.push(Reply.tool_call("exec", {"command": "touch made-by-exec"}), Reply.text("done"))
     done = cli("run", "hi", env={"CATBUDDY_APPROVAL": ""})
@@ -128,6 +130,21 @@ def test_doctor_reports_what_is_in_force(cli, project) -> None:
     names = {check["name"]: check for check in report["checks"]}
     assert {"sandbox", "exec environment", "approval", "bash grammar", "project trust"} <= set(names)
     missing = cli("doctor", env={"CATBUDDY_BWRAP": "/nonexistent/bwrap"})
-    assert missing.returncode == 1 and "!!  sandbox" in missing.stdout and "apt-get install bubblewrap" in missing.stdout
+    assert (
+        missing.returncode == 1
+        and "!!  sandbox" in missing.stdout
+        and "apt-get install bubblewrap" in missing.stdout
+    )
     off = cli("--sandbox", "off", "doctor", env={"CATBUDDY_BWRAP": "/nonexistent/bwrap"})
     assert off.returncode == 0 and 'sandbox off (sandbox = "off")' in off.stdout
+
+
+def test_doctor_says_where_approval_was_set(cli, project) -> None:
+    # Issue 31: doctor reported "approval ask (sources: environment)" when approval was set nowhere
+    # (the environment had set other things).
+    default = cli("doctor", env={"CATBUDDY_APPROVAL": ""})
+    assert "ask (set by the default)" in default.stdout
+    from_env = cli("doctor", env={"CATBUDDY_APPROVAL": "yolo"})
+    assert "yolo (set by environment (CATBUDDY_APPROVAL))" in from_env.stdout
+    from_flag = cli("--approval", "auto-edit", "doctor", env={"CATBUDDY_APPROVAL": ""})
+    assert "auto-edit (set by command-line flags)" in from_flag.stdout

@@ -54,16 +54,22 @@ async def test_the_demo_greets_then_compacts_and_context_shows_the_summary(tmp_p
     finished: list[ev.CompactionFinished] = []
     with running_demo(quick_script(tmp_path)) as demo:
         base_url, folder = demo.llm.base_url, demo.home.parent
-        app = CatbuddyApp(demo.workspace(), demo.settings(), first_message=FIRST_MESSAGE, approval_arm_delay=0)
+        app = CatbuddyApp(
+            demo.workspace(), demo.settings(), first_message=FIRST_MESSAGE, approval_arm_delay=0
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             # Nothing typed: the first message goes out for the user and the scripted model greets.
             greeting = await wait_for(
-                pilot, lambda: [t for t in texts(app, AssistantBlock) if "/context" in t], timeout=10,
+                pilot,
+                lambda: [t for t in texts(app, AssistantBlock) if "/context" in t],
+                timeout=10,
                 what="greeting",
             )
             assert texts(app, UserBlock) == [FIRST_MESSAGE]
             assert "/context" in greeting[0] and "compact" in greeting[0]
-            app.loop.add_listener(lambda e: finished.append(e) if isinstance(e, ev.CompactionFinished) else None)
+            app.loop.add_listener(
+                lambda e: finished.append(e) if isinstance(e, ev.CompactionFinished) else None
+            )
             before = app.loop.context_report()
             assert before.summary_tokens == 0
             for n, text in enumerate(["show me around", "tell me more", "and then?"], start=2):
@@ -71,8 +77,11 @@ async def test_the_demo_greets_then_compacts_and_context_shows_the_summary(tmp_p
                 await pilot.press("enter")
                 await wait_for(
                     pilot,
-                    lambda n=n: len(texts(app, UserBlock)) == n and app.loop.state.value == "idle"
-                    and app.loop._turn_task.done(),
+                    lambda n=n: (
+                        len(texts(app, UserBlock)) == n
+                        and app.loop.state.value == "idle"
+                        and app.loop._turn_task.done()
+                    ),
                     timeout=10,
                     what=f"turn {n}",
                 )
@@ -103,13 +112,24 @@ def test_catbuddy_demo_in_a_terminal_greets_and_exits_cleanly(tmp_path: Path) ->
     temp = tmp_path / "tmp"
     temp.mkdir()
     home = tmp_path / "home"
-    env = {**os.environ, "TMPDIR": str(temp), "CATBUDDY_HOME": str(home), "TERM": "xterm-256color",
-           "COLUMNS": "100", "LINES": "30"}
+    env = {
+        **os.environ,
+        "TMPDIR": str(temp),
+        "CATBUDDY_HOME": str(home),
+        "TERM": "xterm-256color",
+        "COLUMNS": "100",
+        "LINES": "30",
+    }
     env.pop("NO_COLOR", None)
     main, child = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-c", "from catbuddy.cli import main; main()", "demo"],
-        stdin=child, stdout=child, stderr=child, cwd=tmp_path, env=env, close_fds=True,
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=tmp_path,
+        env=env,
+        close_fds=True,
     )
     os.close(child)
     try:
@@ -136,12 +156,32 @@ def test_catbuddy_demo_in_a_terminal_greets_and_exits_cleanly(tmp_path: Path) ->
 
 def test_the_built_wheel_ships_the_demo_script(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(REPO),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     (wheel,) = tmp_path.glob("catbuddy-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "catbuddy/testing/demo_script.json" in names
     assert "catbuddy/cli_commands/demo.py" in names
+
+
+def test_the_readme_states_the_demos_compaction_threshold() -> None:
+    # Issue 31: the README said "at half the budget" while the demo compacts at 0.68 of it.
+    from catbuddy.cli_commands.demo import DEMO_COMPACT_RATIO
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"compaction at {round(DEMO_COMPACT_RATIO * 100)}% of the budget" in readme

@@ -158,3 +158,24 @@ def test_mcp_tool_approval_values_are_checked(dirs) -> None:
     write(home / "config.toml", '[mcpServers.t]\ncommand = "x"\ntool_approval = { get_time = "sometimes" }\n')
     with pytest.raises(ConfigError, match="mcpServers.t.tool_approval.get_time"):
         load_settings(home, root, env={})
+
+
+def test_a_toml_syntax_error_names_its_line_and_column_and_shows_the_line(dirs) -> None:
+    # Issue 31: the error read "`(file)` must be valid TOML" without the line and column.
+    home, root = dirs
+    write(home / "config.toml", 'model = "x"\napproval = [not toml\n')
+    with pytest.raises(ConfigError) as error:
+        load_settings(home, root, env={})
+    assert "(line 2, column 13)" in error.value.message
+    assert "approval = [not toml" in error.value.hint
+
+
+def test_a_model_entry_with_only_its_window_gets_a_default_reply_budget(dirs) -> None:
+    # Issue 31: `[models.X]` with only context_window demanded max_output_tokens.
+    home, root = dirs
+    write(
+        home / "config.toml", "[models.big]\ncontext_window = 131072\n[models.tiny]\ncontext_window = 8192\n"
+    )
+    settings = load_settings(home, root, env={})
+    assert settings.models["big"].max_output_tokens == 4096
+    assert settings.models["tiny"].max_output_tokens == 2048  # a quarter of a small window

@@ -298,6 +298,23 @@ async def test_three_failed_background_runs_in_a_row_pause_it(scripted_llm, loop
     assert Journal(paths).cursor()[0] == 0 and loop.memory_status()["paused"]
 
 
+async def test_a_failed_background_dream_says_so_in_one_line(scripted_llm, loops, paths, journal) -> None:
+    # Issue 31: a rejected answer printed ~10 lines of nested quoting at start-up of --continue.
+    journal.append("earlier", "session", "User: x")
+    not_the_form = "Sure! Here are my thoughts:\n> quoted\n> > nested\n" * 4
+    brain = DreamBrain([Reply.text(not_the_form, chunk_size=WHOLE)] * 2)
+    scripted_llm.push(brain, brain)
+    loop, events = await loops(scripted_llm, background=True, memory=FAST)
+
+    assert (await events.wait_for(DreamFinished)).status == "failed"
+
+    [notice] = [n for n in events.of(Notice) if "Dream" in n.text]
+    assert notice.text == (
+        "Dream could not update memory: the model's answer was not in the expected form"
+        " — /dream to retry, details in the log"
+    )
+
+
 async def test_ask_mode_shows_the_diff_and_applies_only_on_yes(scripted_llm, loops, paths, journal) -> None:
     journal.append("earlier", "session", "User: I use fish")
     scripted_llm.push(DreamBrain([answer("ADD: Uses the fish shell.")]))

@@ -62,12 +62,29 @@ async def test_read_file_refuses_binary(ctx: ToolContext, root: Path) -> None:
         await read(ctx, path="img.bin")
 
 
-async def test_read_file_shows_undecodable_bytes_as_replacement_characters(
+async def test_read_file_reads_a_latin1_file_and_says_it_is_not_utf8(ctx: ToolContext, root: Path) -> None:
+    # Issue 31: a latin-1 file showed U+FFFD with no word about its encoding.
+    (root / "latin.txt").write_bytes("café naïve\nplain\n".encode("latin-1"))
+    out = await read(ctx, path="latin.txt")
+    assert out.startswith("     1\tcafé naïve\n     2\tplain")
+    assert "latin.txt is not UTF-8: read as Windows-1252" in out and "\ufffd" not in out
+
+
+async def test_read_file_names_latin1_when_a_byte_is_undefined_in_windows_1252(
     ctx: ToolContext, root: Path
 ) -> None:
-    (root / "latin.txt").write_bytes(b"caf\xe9\nplain\n")
-    out = await read(ctx, path="latin.txt")
-    assert out.startswith("     1\tcaf\ufffd\n     2\tplain")
+    (root / "odd.txt").write_bytes(b"caf\xe9 \x81\n")
+    out = await read(ctx, path="odd.txt")
+    assert out.startswith("     1\tcafé \x81")
+    assert "read as latin-1 (ISO-8859-1)" in out
+
+
+async def test_read_file_marks_bytes_that_are_not_utf8_after_a_utf8_head(
+    ctx: ToolContext, root: Path
+) -> None:
+    (root / "mixed.txt").write_bytes(b"plain\n" * 3000 + b"caf\xe9\n")
+    out = await read(ctx, path="mixed.txt", offset=3001)
+    assert out.startswith("  3001\tcaf\ufffd")
     assert "1 of the lines shown hold bytes that are not UTF-8" in out
 
 

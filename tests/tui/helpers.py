@@ -6,8 +6,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+WAIT_TIMEOUT = 30.0  # a ceiling, not a delay: on a loaded machine a real turn can take seconds
 
-async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
+
+async def wait_for(
+    pilot: Any, condition: Callable[[], Any], timeout: float = WAIT_TIMEOUT, what: str = ""
+) -> Any:
     """Pause the pilot until `condition()` is truthy; fail with `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import re
+
 from helpers import texts, type_text, wait_for
+from rich.console import Console
 
 from catbuddy.agent import events as ev
 from catbuddy.tui.widgets.messages import NoticeBlock, ToolBlock, UserBlock
@@ -107,7 +111,9 @@ async def test_slash_completion_shows_descriptions_and_tab_accepts(fake_app) -> 
         await type_text(pilot, "/ed")
         completer = app.query_one(Completer)
         assert completer.display
-        label = str(completer.get_option_at_index(0).prompt)
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(completer.get_option_at_index(0).prompt)  # a name column and a description column
+        label = console.export_text()
         assert "/edit" in label and "workspace file" in label
         await pilot.press("tab")
         assert app.prompt.text == "/edit "
@@ -193,3 +199,77 @@ async def test_streaming_does_not_yank_a_view_the_user_scrolled_up(fake_app) -> 
         await wait_for(pilot, lambda: "streaming" in (texts(app, AssistantBlock)[-1]))
         await pilot.pause(0.1)
         assert transcript.scroll_y == 0
+
+
+async def test_ctrl_c_twice_while_the_session_opens_still_names_it(fake_app) -> None:
+    # Issue 31: two quick Ctrl+C right after start-up, before the session had opened in the
+    # background, exited without a session id (no "Resume this session with" line).
+    import asyncio
+
+    opened = asyncio.Event()
+
+    def slow_start(loop) -> None:
+        async def start() -> None:
+            await opened.wait()
+
+        loop.start = start
+
+    app, holder = fake_app(setup=slow_start)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "loop" in holder, what="the session to start opening")
+        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")
+        assert app.is_running  # waiting for the session, not gone without it
+        opened.set()
+        for _ in range(500):  # not pilot.pause: it waits on an app that is going away
+            if app.return_value is not None:
+                break
+            await asyncio.sleep(0.01)
+    assert app.return_value == "s-20250101-0001"
+    assert holder["loop"].closed
+
+
+async def test_typing_while_a_tool_block_has_focus_goes_to_the_input(fake_app) -> None:
+    # Issue 31: after selecting a tool block, typed text vanished and Enter collapsed the block.
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        loop = holder["loop"]
+        loop.emit(ev.ToolCallStarted(call_id="c1", name="read_file", arguments='{"path": "a.py"}'))
+        loop.emit(ev.ToolCallFinished(call_id="c1", name="read_file", result="print(1)", duration=0.25))
+        loop.end_turn(ev.TurnEndReason.DONE)
+        blocks = await wait_for(pilot, lambda: list(app.transcript.query(ToolBlock)), what="tool block")
+        block = blocks[0]
+        await pilot.click(block)
+        await wait_for(pilot, lambda: app.focused is block and block.expanded, what="the block selected")
+
+        await type_text(pilot, "next one")
+        await pilot.press("enter")
+
+        await wait_for(pilot, lambda: loop.submitted == ["go", "next one"], what="the typed message sent")
+        assert block.expanded  # Enter sent the message; it did not collapse the block
+        assert app.focused is app.prompt
+
+
+async def test_a_running_tool_shows_how_long_it_has_been_running(fake_app) -> None:
+    # Issue 31: a running tool showed "…" with no elapsed time.
+    app, holder = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.loop)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        holder["loop"].emit(ev.ToolCallStarted(call_id="c1", name="exec", arguments='{"command": "make"}'))
+        blocks = await wait_for(pilot, lambda: list(app.transcript.query(ToolBlock)), what="tool block")
+        block = blocks[0]
+        assert "0s" not in str(block._header.render())  # not at once
+
+        block.started -= 12  # as if it had started 12 s ago: the next tick shows it
+        shown = await wait_for(
+            pilot, lambda: re.search(r"… (\d+)s", str(block._header.render())), what="elapsed time"
+        )
+        assert 12 <= int(shown.group(1)) < 40
+        holder["loop"].emit(ev.ToolCallFinished(call_id="c1", name="exec", result="ok", duration=12.3))
+        await wait_for(pilot, lambda: block.status == "done")
+        assert "12.3s" in str(block._header.render()) and "…" not in str(block._header.render())

@@ -103,7 +103,8 @@ async def test_edit_diff_is_shown_and_allow_for_session_skips_the_next_ask(works
 
 
 async def test_esc_stops_during_streaming_and_the_session_stays_usable(workspace, scripted_llm) -> None:
-    scripted_llm.push(Reply.text("word " * 400, chunk_size=5, delay=0.01), Reply.text("second answer"))
+    # Long enough (≈ 40 s) that Esc lands mid-stream however slowly a loaded machine runs the test.
+    scripted_llm.push(Reply.text("word " * 4000, chunk_size=5, delay=0.01), Reply.text("second answer"))
     app = real_app(workspace, scripted_llm)
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "talk a lot")
@@ -111,7 +112,7 @@ async def test_esc_stops_during_streaming_and_the_session_stays_usable(workspace
         await pilot.press("escape")
         await wait_for(pilot, lambda: any("stopped" in t for t in texts(app, NoticeBlock)), what="stopped")
         await wait_for(pilot, lambda: idle(app))
-        assert len(texts(app, AssistantBlock)[0]) < len("word " * 400)
+        assert len(texts(app, AssistantBlock)[0]) < len("word " * 4000)
         await send(app, pilot, "again")
         await wait_for(pilot, lambda: "second answer" in texts(app, AssistantBlock))
 
@@ -125,14 +126,15 @@ async def test_esc_stops_a_running_tool(workspace, scripted_llm) -> None:
             pilot,
             lambda: app.transcript.query(ToolBlock).first() if app.transcript.query(ToolBlock) else None,
         )
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.running(), what="the turn running its tool")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: idle(app), timeout=5, what="stopped tool")
+        await wait_for(pilot, lambda: idle(app), what="stopped tool")
         assert block.status in ("stopped", "error")
 
 
 async def test_input_typed_during_a_turn_is_queued_then_sent(workspace, scripted_llm) -> None:
-    scripted_llm.push(Reply.text("slow " * 100, chunk_size=5, delay=0.03), Reply.text("queued answer"))
+    # Long enough (≈ 9 s) that the second message is sent while the first still streams, under load too.
+    scripted_llm.push(Reply.text("slow " * 300, chunk_size=5, delay=0.03), Reply.text("queued answer"))
     app = real_app(workspace, scripted_llm)
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "first")

@@ -41,8 +41,14 @@ def fill(screen, endpoint: str, model: str = "some-model", key: str = "", key_en
 
 @pytest.mark.parametrize(
     "url, local",
-    [(LOCAL, True), ("http://127.0.0.1:8000/v1", True), ("http://[::1]:8080/v1", True),
-     ("http://192.168.1.20:8080/v1", True), (REMOTE, False), ("https://api.openai.com/v1", False)],
+    [
+        (LOCAL, True),
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("http://192.168.1.20:8080/v1", True),
+        (REMOTE, False),
+        ("https://api.openai.com/v1", False),
+    ],
 )
 def test_local_endpoints_are_told_apart_from_remote_ones(url, local) -> None:
     assert is_local_endpoint(url) is local
@@ -72,7 +78,9 @@ async def test_a_key_in_the_named_variable_counts(fake_app, no_key, monkeypatch)
         assert "$CATBUDDY_TEST_KEY" in status_text(screen)
 
 
-async def test_saving_without_a_key_for_a_remote_endpoint_asks_for_a_second_press(fake_app, workspace, no_key):
+async def test_saving_without_a_key_for_a_remote_endpoint_asks_for_a_second_press(
+    fake_app, workspace, no_key
+):
     app, _ = fake_app(settings=Settings())
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await setup_screen(app, pilot)
@@ -124,3 +132,50 @@ async def test_at_80x24_the_form_fits_the_width_and_scrolls_to_its_buttons(fake_
         save.focus()
         await pilot.pause(0.2)
         assert save.region.height > 0 and box.region.contains_region(save.region)  # scrolled into view
+
+
+async def test_a_typed_key_says_it_lasts_one_run_unless_stored_and_the_box_says_yes_or_no(
+    fake_app, no_key
+) -> None:
+    # Issue 31: "Store the key" is off by default, so a typed key lasted one run without saying so,
+    # and the checkbox showed its state only by colour.
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, REMOTE, key="sk-typed")
+        box = screen.query_one("#setup-store-key")
+        await wait_for(pilot, lambda: "for this run only" in status_text(screen), what="one run")
+        assert str(box.label).endswith(": no")
+        box.value = True
+        await wait_for(pilot, lambda: "stored in config.toml" in status_text(screen), what="stored")
+        assert str(box.label).endswith(": yes")
+
+
+async def test_a_changed_field_clears_what_the_last_test_said(fake_app, no_key) -> None:
+    # Issue 31: the red "Could not reach …" stayed after the endpoint was changed.
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, "http://127.0.0.1:9/v1", key="sk-typed")
+        await pilot.click("#setup-test")
+        await wait_for(
+            pilot, lambda: "Testing" not in result_text(screen) and result_text(screen), what="test"
+        )
+        screen.query_one("#setup-endpoint").value = LOCAL
+        await wait_for(pilot, lambda: result_text(screen) == "", what="cleared")
+
+
+async def test_at_80x24_the_second_press_instruction_is_scrolled_into_view(fake_app, no_key) -> None:
+    # Issue 31: at 80×24 "Press Save and start again" was below the fold.
+    app, _ = fake_app(settings=Settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await setup_screen(app, pilot)
+        fill(screen, REMOTE)
+        screen.query_one("#setup-model").focus()
+        screen.query_one("#setup-box").scroll_home(animate=False)
+        await pilot.pause(0.1)
+        await pilot.press("enter")  # Input.Submitted saves, as the button does
+        result = screen.query_one("#setup-result")
+        box = screen.query_one("#setup-box")
+        await wait_for(pilot, lambda: "again" in result_text(screen), what="the instruction")
+        await wait_for(pilot, lambda: box.region.contains_region(result.region), what="in view")

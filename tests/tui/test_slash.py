@@ -376,3 +376,50 @@ async def test_fork_starts_a_session_and_says_how_to_resume_it(fake_app) -> None
         await run_command(app, pilot, "/fork")
         assert "/resume s-20250101-0009" in await wait_for(pilot, lambda: last_notice(app))
         assert holder["loop"].forks == [None]
+async def test_context_at_80x24_scrolls_to_its_last_line_with_the_keys(fake_app) -> None:
+    # Issue 31: at 80×24 calibration, sandbox, Dream and the "folded" line were below the fold, and
+    # Down, PageDown, End did nothing.
+    def tall(loop) -> None:
+        loop.report.sandbox = "bubblewrap (workspace-write, no network)"
+        loop.report.folded_messages = 7
+
+    app, _ = fake_app(setup=tall)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_command(app, pilot, "/context")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen)
+        await pilot.pause(0.05)
+        view = screen.query_one("#context-scroll")
+        assert view.max_scroll_y > 0, "the content fits: the test proves nothing"
+        box = screen.query_one("#context-box").region
+        assert box.bottom <= 24
+        await pilot.press("end")
+        await wait_for(pilot, lambda: view.scroll_y == view.max_scroll_y, what="scrolled to the end")
+        await pilot.press("home")
+        await wait_for(pilot, lambda: view.scroll_y == 0, what="back at the top")
+        await pilot.press("pagedown")
+        await wait_for(pilot, lambda: view.scroll_y > 0, what="a page down")
+        assert view.region.bottom <= box.bottom  # the end of the scroll is inside the box, on screen
+        assert isinstance(app.screen, ContextScreen)  # the keys scrolled; they did not close it
+
+
+async def test_at_80x24_the_completion_list_leaves_the_input_in_view_and_indents_its_wraps(fake_app) -> None:
+    # Issue 31: at 80 columns the list wrapped its hints to column 0 and "/" alone covered the input.
+    from textual.widgets import OptionList
+
+    app, _ = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.loop, what="loop start")
+        await pilot.press("slash")
+        completer = app.query_one(OptionList)
+        await wait_for(pilot, lambda: completer.display and completer.option_count > 5, what="the list")
+        await pilot.pause(0.05)
+
+        prompt = app.prompt.region
+        assert prompt.height >= 1 and prompt.bottom <= 24
+        assert completer.region.bottom <= prompt.y  # above the input, not over it
+        console = Console(width=60, record=True, file=io.StringIO())
+        for index in range(completer.option_count):
+            console.print(completer.get_option_at_index(index).prompt)
+        lines = console.export_text().splitlines()
+        wrapped = [line for line in lines if line and not line.startswith("/")]
+        assert wrapped and all(line.startswith("    ") for line in wrapped)  # under the descriptions

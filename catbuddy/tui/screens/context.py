@@ -21,6 +21,8 @@ MIN_CHART_CELLS = 8
 BOX_MAX_WIDTH = 120  # .dialog.picker in app.tcss: width 90%, max-width 120
 NUMBER_COLUMNS = 6 + 8 + 3 * 2  # "tokens" and "% budget" columns, and the gaps between four columns
 DIALOG_CHROME = 6  # the dialog's border and padding, and the scroll bar
+BOX_MAX_HEIGHT = 0.9  # .dialog.picker in app.tcss: max-height 90%
+TITLE_ROWS = 2 + 2  # the title and its margin, the top and bottom border
 
 
 def chart_cells(available: int | None, label_width: int) -> int:
@@ -88,9 +90,8 @@ def context_table(report: Any, available: int | None = None) -> Group:
 class ContextScreen(ModalScreen[None]):
     # Parsed when the screen first opens, not with the app's stylesheet before its first frame.
     DEFAULT_CSS = """
-    #context-box VerticalScroll {
+    #context-scroll {
         height: auto;
-        max-height: 40;
     }
     """
     type_through = True  # typing closes it; the keys go to the input (tui/type_through.py)
@@ -104,13 +105,27 @@ class ContextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog picker"):
-            yield Static(Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title")
-            with VerticalScroll():
+            yield Static(
+                Text("Context  (Esc closes · typing goes to the input)", style="bold"), classes="dialog-title"
+            )
+            with VerticalScroll(id="context-scroll"):
                 yield Static(context_table(self.report, self.table_width()), id="context-table")
                 if self.delegation:
                     yield Static(Text(self.delegation), id="context-plan")
                 if self.memory:
                     yield Static(Text(self.memory, style="dim"), id="context-memory")
+
+    def on_mount(self) -> None:
+        self._fit()
+        self.query_one("#context-scroll").focus()  # Up, Down, PageUp/Down, Home, End scroll it
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """The table scrolls inside the box: an auto-height box would grow past the screen instead."""
+        rows = max(3, int(self.app.size.height * BOX_MAX_HEIGHT) - TITLE_ROWS)
+        self.query_one("#context-scroll").styles.max_height = rows
 
     def table_width(self) -> int:
         box = min(self.app.size.width * 9 // 10, BOX_MAX_WIDTH)  # .dialog.picker in app.tcss

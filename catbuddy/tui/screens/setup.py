@@ -28,6 +28,7 @@ from catbuddy.tui.screens.setup_config import (
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 QUIT_HINT = "Esc or Ctrl+Q quits without saving · Tab moves between fields"
+STORE_KEY_LABEL = "Store the key in config.toml (plain text, file mode 600)"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class SetupScreen(Screen[SetupResult]):
     #setup-result {
         margin: 1 0 0 0;
         height: auto;
+        min-height: 3;  /* room for what a test or a save says, so bringing it into view is exact */
     }
     """
     BINDINGS = [
@@ -105,7 +107,7 @@ class SetupScreen(Screen[SetupResult]):
             yield Label("API key (optional: leave empty to read it from the variable above)")
             yield Input(password=True, id="setup-key")
             yield Static("", id="setup-key-status")
-            yield Checkbox("Store the key in config.toml (plain text, file mode 600)", id="setup-store-key")
+            yield Checkbox(_store_label(False), id="setup-store-key")
             with Horizontal(id="setup-buttons"):
                 yield Button("Test connection", id="setup-test")
                 yield Button("Save and start", id="setup-save", variant="primary")
@@ -125,7 +127,8 @@ class SetupScreen(Screen[SetupResult]):
     def _say(self, message: str, ok: bool) -> None:
         result = self.query_one("#setup-result", Static)
         result.update(Text(message, style="green" if ok else "red"))
-        result.scroll_visible()  # at 80×24 the line sits below the buttons
+        # At 80×24 the line sits below the buttons: bring it into view once its new text is laid out.
+        self.call_after_refresh(result.scroll_visible, animate=False)
 
     def key_problem(self) -> str:
         """What the screen says about the key: empty when there is one."""
@@ -138,13 +141,27 @@ class SetupScreen(Screen[SetupResult]):
         status = self.query_one("#setup-key-status", Static)
         if problem:
             status.update(Text(f"⚠ {problem}", style="yellow"))
+        elif self._value("key"):
+            stored = self.query_one("#setup-store-key", Checkbox).value
+            kept = (
+                "stored in config.toml on save"
+                if stored
+                else "for this run only (tick the box below to keep it)"
+            )
+            status.update(Text(f"✓ API key typed above, {kept}", style="green"))
         else:
-            source = "typed above" if self._value("key") else f"from ${self._value('key-env')}"
-            status.update(Text(f"✓ API key {source}", style="green"))
+            status.update(Text(f"✓ API key from ${self._value('key-env')}", style="green"))
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
         self._keyless_confirmed = False
+        self._show_key_status()
+        # What the last test or save said was about the values before this change.
+        self.query_one("#setup-result", Static).update("")
+
+    @on(Checkbox.Changed, "#setup-store-key")
+    def _store_changed(self, event: Checkbox.Changed) -> None:
+        event.checkbox.label = _store_label(event.value)  # said in words, not only by colour
         self._show_key_status()
 
     def _problem(self) -> str:
@@ -175,7 +192,11 @@ class SetupScreen(Screen[SetupResult]):
         if problem:
             self._say(problem, False)
             return
-        if self.key_problem() and not is_local_endpoint(self._value("endpoint")) and not self._keyless_confirmed:
+        if (
+            self.key_problem()
+            and not is_local_endpoint(self._value("endpoint"))
+            and not self._keyless_confirmed
+        ):
             self._keyless_confirmed = True
             self._say(f"{self.key_problem()} Press Save and start again to start without a key.", False)
             return
@@ -197,3 +218,7 @@ class SetupScreen(Screen[SetupResult]):
 
     def action_quit_setup(self) -> None:
         self.app.exit(None)
+
+
+def _store_label(on: bool) -> str:
+    return f"{STORE_KEY_LABEL}: {'yes' if on else 'no'}"

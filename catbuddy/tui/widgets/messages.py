@@ -7,6 +7,7 @@ markdown-it) is imported only once a reply is shown, after the app's first frame
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ STATUS_MARKS = {
     "stopped": ("■", "dim"),
     "unknown": ("·", "dim"),
 }
+ELAPSED_AFTER = 1.0  # seconds: a running call shows how long it has been running from then on
 FINISHED = {ToolStatus.OK: "done", ToolStatus.UNKNOWN: "unknown"}  # every other status failed: "error"
 
 
@@ -69,6 +71,7 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
     """A tool call on one line (name, key arguments, status, duration); Enter or a click shows it all."""
 
     BINDINGS = [("enter", "toggle_details", "Expand")]
+    typed_to_input = True  # tui/type_through.py: text typed while it has focus goes to the input
 
     def __init__(self, call_id: str, name: str, arguments: str, summary: str = "") -> None:
         super().__init__(classes="tool-block")
@@ -83,10 +86,21 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         self.duration = 0.0
         self.expanded = False
         self.progress = ""  # while a `task` call runs: its subagent's current call
+        self.started = time.monotonic()
         self._header = Static(self.header_text(), classes="tool-header")
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._header
+
+    def on_mount(self) -> None:
+        if self.status in ("running", "waiting"):
+            self._ticker = self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        if self.status == "running":
+            self.refresh_header()
+        elif self.status != "waiting":
+            self._ticker.stop()
 
     def header_text(self) -> Text:
         """The one line a collapsed call shows: name, key argument, status mark, how it ended, time."""
@@ -98,6 +112,9 @@ class ToolBlock(Vertical, TranscriptBlock, can_focus=True):
         if self.summary:
             text.append(f"  {self.summary}", style="dim")
         text.append(f"  {icon}", style=style)
+        running_for = time.monotonic() - self.started
+        if self.status == "running" and running_for >= ELAPSED_AFTER:
+            text.append(f" {running_for:.0f}s", style="dim")
         if self.outcome is not None and self.outcome.summary:
             text.append(f" {self.outcome.summary}", style=style if self.status == "error" else "dim")
         if self.status in ("done", "error") and self.duration:

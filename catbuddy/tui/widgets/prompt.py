@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.containers import Vertical
@@ -208,12 +209,15 @@ class Completer(OptionList):
         self.clear_options()
         width = max(len(command.name) for command in matches) + 1
         for command in matches:
-            label = Text()
-            label.append(f"/{command.name}".ljust(width + 2), style="bold")
-            label.append(command.description)
+            # Two columns: a description that wraps stays in its column (a hanging indent), at 80 too.
+            row = Table.grid(padding=(0, 2))
+            row.add_column(width=width, no_wrap=True)
+            row.add_column(ratio=1)
+            about = Text(command.description)
             if command.usage:
-                label.append(f"  {command.usage}", style="dim")
-            self.add_option(Option(label, id=command.name))
+                about.append(f"  {command.usage}", style="dim")
+            row.add_row(Text(f"/{command.name}", style="bold"), about)
+            self.add_option(Option(row, id=command.name))
         self.highlighted = 0
         self.display = True
 

@@ -20,6 +20,7 @@ class ThinkingBlock(Vertical, TranscriptBlock, can_focus=True):
     ThinkingBlock.-collapsed > .thinking-body { display: none; }
     """
     BINDINGS = [("enter", "toggle_reasoning", "Show or hide the reasoning")]
+    typed_to_input = True  # tui/type_through.py: text typed while it has focus goes to the input
 
     def __init__(self, text: str = "", *, collapsed: bool = False) -> None:
         super().__init__(classes="thinking-block")
