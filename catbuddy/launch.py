@@ -26,7 +26,7 @@ EXIT_OK = 0
 # global options by tests/cli/test_cli_first_message.py.
 COMMAND_NAMES = frozenset(
     {"demo", "init", "count", "context", "run", "sessions", "compact", "dream", "memory", "skills", "mcp",
-     "doctor", "acp"}
+     "doctor", "acp", "agents", "undo", "redo", "rewind"}
 )  # fmt: skip
 VALUE_OPTIONS = frozenset(
     {"--cwd", "--model", "-m", "--base-url", "--approval", "-a", "--sandbox", "--resume", "-r"}
