@@ -19,7 +19,11 @@ def headless_refusal(tool: str, mode: str, reason: str) -> str:
     return f"{text} Why it needs approval: {reason}" if reason.strip() else text
 
 
-def refusal_text(decision: ApprovalDecision) -> str:
+def refusal_text(decision: ApprovalDecision, reason: str = "") -> str:
+    """What the model gets when the user denies a call: their note if they gave one, and the policy's one-line
+    reason for asking (its kind and why), so the model knows what about the call needed a person."""
     if decision.choice is ApprovalChoice.DENY_WITH_NOTE and decision.note.strip():
-        return f"The user denied this call and said: {decision.note.strip()}"
-    return "The user denied this call. Do not retry it as is; ask the user or take another way."
+        text = f"The user denied this call and said: {decision.note.strip()}"
+    else:
+        text = "The user denied this call. Do not retry it as is; ask the user or take another way."
+    return f"{text} Why it needed approval: {reason.strip()}" if reason.strip() else text

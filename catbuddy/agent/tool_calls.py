@@ -183,7 +183,7 @@ class ToolCallBatch:
         answer = await ctx.approvals.wait(call["id"])
         ctx.bus.emit(ApprovalResolved(call["id"], tool.name, answer.choice.value, answer.note))
         if not answer.allowed:
-            return Refusal(refusal_text(answer), ToolStatus.DENIED)
+            return Refusal(refusal_text(answer, decision.reason), ToolStatus.DENIED)
         if decision.grant is not None:  # a write to one of catbuddy's own files: this call only
             ctx.tools.grants.allow(decision.grant)
         elif answer.choice is ApprovalChoice.ALLOW_SESSION and decision.rememberable:

@@ -136,6 +136,9 @@ GIT_BRANCH_LIST_VALUES = (
     "--color",
     "--column",
 )
+# Filters that put `git branch` in list mode whatever follows (builtin/branch.c sets `list` for them), so
+# `git branch --contains X` lists; a bare `git branch X` creates X.
+GIT_BRANCH_IMPLY_LIST = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
 GIT_CONFIG_READS = frozenset(
     {
         "--get",
@@ -225,7 +228,8 @@ def _git_listing(sub: str, rest: list[str]) -> bool | None:
             for a in rest
             if a.startswith("-")
         )
-        return listed and (not named or bool({"--list", "-l"} & set(rest)))
+        lists = bool({"--list", "-l"} & set(rest)) or any(long_option(a, *GIT_BRANCH_IMPLY_LIST) for a in rest)
+        return listed and (not named or lists)
     if sub == "tag":
         return not rest or bool({"-l", "--list"} & set(rest)) and "-d" not in rest
     if sub == "remote":

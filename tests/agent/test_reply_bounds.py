@@ -31,7 +31,9 @@ async def test_calls_past_the_limit_are_answered_not_run(workspace, scripted_llm
 
 async def test_an_oversized_argument_is_stored_cut_and_the_call_refused(workspace, scripted_llm, make_loop):
     content = "x" * 300_000
-    scripted_llm.push(Reply.tool_call("write_file", {"path": "big.txt", "content": content}), Reply.text("ok"))
+    # 4 KB deltas: the bound is on the argument's size, and 37,000 eight-character deltas only cost time.
+    big_call = Reply.tool_call("write_file", {"path": "big.txt", "content": content}, chunk_size=4096)
+    scripted_llm.push(big_call, Reply.text("ok"))
     loop, events = await make_loop(scripted_llm)
 
     await loop.run_turn("write a big file")

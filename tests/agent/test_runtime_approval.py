@@ -97,6 +97,20 @@ async def test_deny_refuses_the_call_and_tells_the_model(workspace, scripted_llm
     assert events.of(ToolCallFinished)[0].is_error
 
 
+async def test_a_denial_tells_the_model_why_the_call_needed_approval(workspace, scripted_llm, make_loop):
+    # Issue 27: every decision explains itself in the refusal the model gets, the user's "no" included.
+    scripted_llm.push(Reply.tool_call("exec", {"command": "git reset --hard"}), Reply.text("ok"))
+    loop, events = await make_loop(scripted_llm, approval="auto-edit")
+    asked: list[ApprovalRequested] = []
+    events.on = answering(loop, ApprovalChoice.DENY, asked=asked)
+
+    await loop.run_turn("start over")
+
+    assert asked[0].reason.startswith("destructive:")
+    result = scripted_llm.requests[1].messages[-1]["content"]
+    assert result.endswith(f"Why it needed approval: {asked[0].reason}")
+
+
 async def test_deny_with_a_note_passes_the_note_to_the_model(workspace, scripted_llm, make_loop):
     (workspace.work_root / "a.py").write_text("x = 1\n")
     scripted_llm.push(
@@ -112,7 +126,7 @@ async def test_deny_with_a_note_passes_the_note_to_the_model(workspace, scripted
     assert "-x = 1" in asked[0].preview and "+x = 2" in asked[0].preview
     assert (workspace.work_root / "a.py").read_text() == "x = 1\n"
     result = scripted_llm.requests[1].messages[-1]["content"]
-    assert result == "The user denied this call and said: use 3, not 2"
+    assert result.startswith("The user denied this call and said: use 3, not 2")
     assert session_events(loop, "approval_resolved")[0].data["note"] == "use 3, not 2"
 
 

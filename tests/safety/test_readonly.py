@@ -59,6 +59,8 @@ RULE_PAIRS = [
     ("git cat-file -p HEAD", "git cat-file --filters HEAD:a.txt"),
     ("git grep -n TODO", "git grep -O TODO"),
     ("git branch -a -v", "git branch -m old new"),
+    ("git branch --contains HEAD~3", "git branch feature HEAD~3"),  # the filter implies --list
+    ("git branch -r --merged origin/main", "git branch --track topic origin/main"),
     ("git tag -l 'v1.*'", "git tag v2.0"),
     ("git remote get-url origin", "git remote add fork https://x"),
     ("git stash show -p", "git stash pop"),
