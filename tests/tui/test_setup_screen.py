@@ -133,8 +133,9 @@ async def test_at_80x24_the_form_fits_the_width_and_scrolls_to_its_buttons(fake_
             assert widget.region.right <= box.region.right  # nothing cut off on the right
         save = screen.query_one("#setup-save")
         save.focus()
-        await pilot.pause(0.2)
-        assert save.region.height > 0 and box.region.contains_region(save.region)  # scrolled into view
+        # Scrolled into view (focus scrolls after the next refresh: wait for it, do not sleep).
+        await wait_for(pilot, lambda: box.region.contains_region(save.region), what="Save in view")
+        assert save.region.height > 0
 
 
 async def test_a_typed_key_says_it_lasts_one_run_unless_stored_and_the_box_says_yes_or_no(
