@@ -195,6 +195,7 @@ class UsageReported(Event):
     cached_tokens: int = 0  # prompt tokens the provider served from its prompt cache
     cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (Anthropic-style)
     reasoning_tokens: int = 0  # completion tokens spent reasoning
+    model: str = ""  # the model the call went to: a session may change model, and cost is per model
 
 
 @dataclass
@@ -444,6 +445,7 @@ class SubagentFinished(Event):
     answer: str = ""  # the whole final answer (the parent's result may carry only its head)
     usage: dict[str, int] = field(default_factory=dict)
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    model: str = ""  # the child's model: its usage is priced at that model's price
 
 
 def _event_classes() -> dict[str, type[Event]]:

@@ -315,6 +315,7 @@ class TurnRunner:
                 cached,
                 cache_write_tokens=usage.cache_write_tokens or 0,
                 reasoning_tokens=usage.reasoning_tokens or 0,
+                model=ctx.model,
             )
         )
 

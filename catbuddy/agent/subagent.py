@@ -163,7 +163,7 @@ class Subagents:
         sessions_dir = parent.tools.sessions_dir or parent.workspace.sessions_dir
         store = SessionStore(sessions_dir / SUBAGENTS_DIR / parent.conversation.id)
         conversation = await asyncio.to_thread(Conversation.create, store, parent.workspace.work_root, model)
-        watcher = _ChildWatcher(parent.bus, definition.name, request.call_id or conversation.id)
+        watcher = _ChildWatcher(parent.bus, definition.name, request.call_id or conversation.id, model)
         ctx = self._child_context(parent, definition, conversation, model, watcher)
         runner = TurnRunner(ctx, CompactionManager(ctx, CompactionState()))
         parent.bus.emit(
@@ -292,7 +292,7 @@ class Subagents:
             parent.bus.emit(
                 SubagentFinished(
                     request.call_id, definition.name, request.description, conversation.id, status, reason,
-                    watcher.turns, spent, returned, answer, usage, transcript,
+                    watcher.turns, spent, returned, answer, usage, transcript, watcher.model,
                 )
             )  # fmt: skip
         finally:
@@ -304,10 +304,11 @@ class _ChildWatcher:
     """Listens to a child's bus: relays what the user must see (approvals, notices, named after the child)
     to the parent's bus, and keeps the child's usage and last error."""
 
-    def __init__(self, parent_bus: EventBus, agent: str, prefix: str) -> None:
+    def __init__(self, parent_bus: EventBus, agent: str, prefix: str, model: str) -> None:
         self.parent_bus = parent_bus
         self.agent = agent
         self.prefix = prefix
+        self.model = model  # the child's: its usage is priced at this model's price
         self.calls = 0  # model calls that reported usage
         self.turns = 0  # model calls (replies)
         self.counted = 0

@@ -96,7 +96,7 @@ class ContextView:
             out["report"] = self.governed.report.to_dict()
             out["load_problems"] = list(self.load_problems)
         if report.usage is not None:
-            out["usage"] = report.usage.to_dict(report.price)
+            out["usage"] = report.usage.to_dict(report.price, report.prices)
         if self.delegation is not None:
             out.update(self.delegation)
         return out

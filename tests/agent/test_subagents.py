@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from agent_helpers import session_events, session_messages
 
 from catbuddy.agent.events import (
@@ -16,7 +18,7 @@ from catbuddy.agent.events import (
     SubagentStarted,
     ToolCallFinished,
 )
-from catbuddy.config import AgentSettings
+from catbuddy.config import AgentSettings, ModelPrice
 from catbuddy.messages import content_text
 from catbuddy.session.records import read_session_file
 from catbuddy.session.usage import usage_of
@@ -209,6 +211,32 @@ async def test_the_childs_transcript_and_usage_are_kept_in_the_parents_session(
     assert usage.calls == 4  # two parent calls, two child calls
     assert usage.prompt_tokens == sum(r.prompt_tokens for r in llm.requests)
     assert loop.conversation.usage == usage
+
+
+async def test_a_child_on_its_own_model_is_recorded_and_priced_at_that_model(
+    workspace, scripted_llm_factory, make_loop
+):
+    from catbuddy.context.governance.report import prices_of
+
+    agents = workspace.project_dir / "agents"
+    agents.mkdir(parents=True)
+    (agents / "cheap.md").write_text("---\ndescription: d\nmodel: cheap-model\n---\nDo it.\n")
+    llm = scripted_llm_factory(
+        [Script([ReplySpec(tool_calls=(task("x", agent="cheap"),))], lambda body: Reply.text("ok"))] * 5
+    )
+    loop, _ = await make_loop(llm)
+
+    await asyncio.wait_for(loop.run_turn("go"), 30)
+
+    (record,) = session_events(loop, "subagent")
+    assert record.data["model"] == "cheap-model"
+    assert {e.data["model"] for e in session_events(loop, "usage")} == {loop.turn_context().model}
+    usage = usage_of(read_session_file(loop.session.path).records)
+    [child] = child_requests(llm)
+    assert dict(usage.models)["cheap-model"].prompt_tokens == child.prompt_tokens
+    settings = loop.settings
+    priced = replace(settings, prices={"cheap-model": ModelPrice(input=1.0, output=0.0)})
+    assert usage.cost(None, prices_of(priced, usage)) == pytest.approx(child.prompt_tokens / 1e6)
 
 
 async def test_a_childs_approval_reaches_the_user_named_after_the_child(

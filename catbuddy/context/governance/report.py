@@ -62,6 +62,7 @@ class ContextReport:
     folded_messages: int = 0  # folded into the summary: out of the model's view, searchable with recall
     usage: SessionUsage | None = None  # the session's provider usage so far (None: no session)
     price: ModelPrice | None = None  # the model's configured price (None: no cost shown)
+    prices: dict[str, ModelPrice] = field(default_factory=dict)  # of every model the usage names, if set
 
     @property
     def percent(self) -> float:
@@ -70,7 +71,7 @@ class ContextReport:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["percent"] = round(self.percent, 1)
-        data["usage"] = self.usage.to_dict(self.price) if self.usage is not None else None
+        data["usage"] = self.usage.to_dict(self.price, self.prices) if self.usage is not None else None
         return data
 
 
@@ -171,7 +172,14 @@ def context_report(
         folded_messages=folded_messages,
         usage=usage,
         price=settings.price_for(model),
+        prices=prices_of(settings, usage),
     )
+
+
+def prices_of(settings: Settings, usage: SessionUsage | None) -> dict[str, ModelPrice]:
+    """The configured price of each model the session's calls went to (models without one are left out)."""
+    named = [model for model, _ in usage.models] if usage is not None else []
+    return {model: price for model in named if (price := settings.price_for(model)) is not None}
 
 
 def part_label(part: PartSize) -> str:
@@ -204,7 +212,7 @@ def format_table(report: ContextReport) -> str:
     source = report.calibration_source or f"×{report.calibration:.3f}"
     lines.append(f"model {report.model}, encoding {report.encoding}{note}, calibration {source}")
     if report.usage is not None:
-        lines.append(report.usage.describe(report.price))
+        lines.append(report.usage.describe(report.price, report.prices))
     if report.sandbox:
         lines.append(f"exec sandbox: {report.sandbox}")
     if report.folded_messages:
