@@ -14,10 +14,21 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catbuddy.checkpoints.objects import (
+    EXECUTABLE_MODE,
+    REGULAR_MODE,
+    SYMLINK_MODE,
+    Change,
+    LooseObjects,
+    NotLoose,
+    lookup,
+    updated_tree,
+)
 from catbuddy.errors import CatbuddyError
 
 GIT_TIMEOUT = 300  # seconds; a first snapshot of a large tree hashes every file once
@@ -29,10 +40,22 @@ IDENTITY = {
 }
 MAX_NAMED_PATHS = 200  # more paths than this are looked up in a listing of the whole tree
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+# The shadow stores the files' bytes as they are: no end-of-line conversion, no clean filter (Git LFS
+# would store a pointer), no re-encoding, whatever the work tree's .gitattributes ask. The shadow's
+# info/attributes outranks every .gitattributes.
+RAW_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n"
+# Paths captured from Python whose entries in the shadow's index are behind the last tree: past this
+# many, the next capture lets git stage them (and so brings the index up to date).
+MAX_STALE_PATHS = 200
+GLOB_CHARACTERS = "*?[\\"
 
 
 class CheckpointError(CatbuddyError):
     """The shadow repository could not do what was asked (no git, a full disk, a broken repository)."""
+
+
+class _GitDecides(Exception):
+    """A path the Python capture leaves to git (a folder, a file over the size cap)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +91,11 @@ class ShadowRepo:
         # Folders inside the work root that are never captured nor restored: catbuddy's home when it
         # lives there (sessions, this very repository).
         self.exclude = tuple(p for p in (*exclude, git_dir) if p.is_relative_to(work_root) and p != work_root)
-        self._last_tree: str | None = None  # the index's tree after this object's last snapshot
+        self._last_tree: str | None = None  # this object's last snapshot
+        self.objects = LooseObjects(git_dir)
+        # Captured from Python since git last staged them: the index still has their older entries, so
+        # a scan lists them until then (they are hashed and compared, not staged, while they match).
+        self._stale: set[str] = set()
 
     # --- running git ------------------------------------------------------------------------------
 
@@ -79,34 +106,43 @@ class ShadowRepo:
             GIT_DIR=str(self.git_dir),
             GIT_WORK_TREE=str(self.work_root),
             GIT_CONFIG_NOSYSTEM="1",
-            GIT_LITERAL_PATHSPECS="1",
             LC_ALL="C",
         )
         return env
 
-    def git(self, *args: str, stdin: bytes | None = None) -> bytes:
+    def _run(
+        self, *args: str, stdin: bytes | None = None, literal: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
         # The user's global config may sign commits or run an fsmonitor: neither applies here.
         argv = ["git", "-c", "commit.gpgsign=false", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off"]
         try:
             # Never the user's terminal: git reads what it is given or nothing.
-            done = subprocess.run(
+            return subprocess.run(
                 [*argv, *args],
                 input=stdin if stdin is not None else b"",
                 capture_output=True,
-                env=self._env(),
+                env={**self._env(), "GIT_LITERAL_PATHSPECS": "1" if literal else "0"},
                 cwd=self.work_root,
                 timeout=GIT_TIMEOUT,
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CheckpointError(f"git {args[0]} failed: {exc}") from None
+
+    def git(self, *args: str, stdin: bytes | None = None) -> bytes:
+        done = self._run(*args, stdin=stdin)
         if done.returncode != 0:
             why = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise CheckpointError(f"git {args[0]} failed: {why[-1] if why else f'exit {done.returncode}'}")
         return done.stdout
 
     def ensure(self) -> None:
+        attributes = self.git_dir / "info" / "attributes"
         if (self.git_dir / "HEAD").exists():
+            if not attributes.exists():  # made before the shadow kept bytes raw: hash every file again
+                attributes.parent.mkdir(parents=True, exist_ok=True)
+                attributes.write_text(RAW_ATTRIBUTES, encoding="utf-8")
+                (self.git_dir / "index").unlink(missing_ok=True)
             return
         self.git_dir.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q")  # at GIT_DIR, for the work tree GIT_WORK_TREE names
@@ -117,9 +153,10 @@ class ShadowRepo:
         self.git("config", "core.untrackedCache", "true")
         self.git("config", "index.version", "4")  # a smaller index to read and write on every snapshot
         self.git("config", "core.splitIndex", "true")
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        attributes.write_text(RAW_ATTRIBUTES, encoding="utf-8")
         if self.exclude:
             info = self.git_dir / "info"
-            info.mkdir(parents=True, exist_ok=True)
             with (info / "exclude").open("a", encoding="utf-8", errors="surrogateescape") as handle:
                 handle.writelines(
                     "/" + _escape(str(p.relative_to(self.work_root))) + "/\n" for p in self.exclude
@@ -132,25 +169,102 @@ class ShadowRepo:
         the files known to be the only ones changed since the last snapshot (no scan of the tree)."""
         self.ensure()
         if only is not None and self._last_tree is not None:
+            fast = self._capture_in_python(only, noted=True)
+            if fast is not None:
+                return fast
             try:
                 return self._capture(only)
             except CheckpointError:  # a noted file git will not add (ignored, never there): scan instead
                 self._last_tree = None  # the add may have staged the others: the index moved
-        return self._capture(self._changed_paths())
-
-    def _capture(self, changed: list[str]) -> Snapshot:
+        changed = self._changed_paths()
         if not changed and self._last_tree is not None:
             return Snapshot(self._last_tree)  # nothing changed since this object's last snapshot
+        fast = self._capture_in_python(changed, noted=False)
+        return fast if fast is not None else self._capture(changed)
+
+    def _capture(self, changed: list[str]) -> Snapshot:
+        """Let git stage ``changed`` (and the paths captured from Python since) and write the tree."""
+        if not changed and not self._stale and self._last_tree is not None:
+            return Snapshot(self._last_tree)  # nothing changed since this object's last snapshot
         skipped = self._exclude_large(changed)
-        listed = [p for p in changed if p not in skipped]
+        # The paths captured from Python since git last staged: those still there are staged with the
+        # rest, those gone leave the index (they may never have been in it: --ignore-unmatch).
+        gone = sorted(p for p in self._stale - set(changed) if not os.path.lexists(self.work_root / p))
+        if gone:
+            spec = b"\0".join(p.encode("utf-8", "surrogateescape") for p in gone) + b"\0"
+            self.git(
+                "rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
+                stdin=spec,
+            )  # fmt: skip
+        listed = sorted({*changed, *self._stale} - set(skipped) - set(gone))
         if listed:
             spec = b"\0".join(p.encode("utf-8", "surrogateescape") for p in listed) + b"\0"
             self.git(
                 "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=spec
             )
         tree = self.git("write-tree").decode().strip()
-        self._last_tree = tree
+        self._last_tree, self._stale = tree, set()
         return Snapshot(tree, skipped)
+
+    def _capture_in_python(self, changed: list[str], *, noted: bool) -> Snapshot | None:
+        """The last tree with ``changed`` hashed in, written without git; None when git must do it: a
+        file over the size cap, a folder, a new file git might not take (ignored, in a nested repository),
+        an object that is not loose, or too many paths behind in the index already. A scan's list
+        (``noted`` False) is git's own, so its new files are ones git takes."""
+        last = self._last_tree
+        if last is None or len(self._stale) + len(changed) > MAX_STALE_PATHS:
+            return None
+        root = bytes.fromhex(last)
+        try:
+            names = {relative: relative.encode("utf-8", "surrogateescape") for relative in changed}
+            new = [r for r, name in names.items() if lookup(self.objects, root, name) is None]
+            present = [r for r in new if os.path.lexists(self.work_root / r)]
+            if noted and present and not self._git_would_take(present):
+                return None
+            changes = {names[relative]: self._entry_now(relative) for relative in changed}
+            tree = updated_tree(self.objects, root, changes)
+        except (NotLoose, _GitDecides, OSError):
+            return None
+        if tree is None:
+            return None
+        self._last_tree = tree.hex()
+        self._stale.update(changed)
+        return Snapshot(self._last_tree)
+
+    def _git_would_take(self, paths: list[str]) -> bool:
+        """Whether a scan would list each of these files: none ignored (the user's ignore files or the
+        shadow's exclusions), none inside a nested repository."""
+        for relative in paths:
+            path = self.work_root / relative
+            if any(path.is_relative_to(p) for p in self.exclude):
+                return False
+            folder = path.parent
+            while folder != self.work_root and folder.is_relative_to(self.work_root):
+                if (folder / ".git").exists():
+                    return False
+                folder = folder.parent
+        if not paths:
+            return True
+        if any(p.startswith(":") or any(c in p for c in GLOB_CHARACTERS) for p in paths):
+            return False  # check-ignore takes no literal pathspecs: such a name is git's to judge
+        spec = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+        done = self._run("check-ignore", "--no-index", "-z", "--stdin", stdin=spec, literal=False)
+        return done.returncode == 1 and not done.stdout  # 1: none of them is ignored
+
+    def _entry_now(self, relative: str) -> Change:
+        """The work tree's entry for ``relative`` now: (mode, blob id), the blob written as a loose object;
+        None when it is gone. Raises _GitDecides for a folder or a file over the size cap."""
+        path = self.work_root / relative
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return SYMLINK_MODE, self.objects.write(b"blob", os.readlink(bytes(path)))
+        if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_file_bytes:
+            raise _GitDecides(relative)
+        mode = EXECUTABLE_MODE if info.st_mode & stat.S_IXUSR else REGULAR_MODE
+        return mode, self.objects.write(b"blob", path.read_bytes())
 
     def _changed_paths(self) -> list[str]:
         """Files that differ from the shadow's index (by git's stat cache) and files it does not have
