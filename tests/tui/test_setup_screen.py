@@ -59,13 +59,13 @@ async def test_a_missing_key_is_named_on_the_screen_before_saving(fake_app, no_k
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await setup_screen(app, pilot)
         fill(screen, REMOTE)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: REMOTE in status_text(screen), what="the key warning for the endpoint")
         text = status_text(screen)
         assert f"No API key: the endpoint at {REMOTE} will likely refuse requests" in text
         assert "OPENAI_API_KEY" in text
         fill(screen, REMOTE, key="sk-typed")
-        await pilot.pause(0.1)
-        assert "No API key" not in status_text(screen) and "typed above" in status_text(screen)
+        await wait_for(pilot, lambda: "typed above" in status_text(screen), what="the typed key")
+        assert "No API key" not in status_text(screen)
 
 
 async def test_a_key_in_the_named_variable_counts(fake_app, no_key, monkeypatch) -> None:
@@ -74,8 +74,7 @@ async def test_a_key_in_the_named_variable_counts(fake_app, no_key, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await setup_screen(app, pilot)
         fill(screen, REMOTE, key_env="CATBUDDY_TEST_KEY")
-        await pilot.pause(0.1)
-        assert "$CATBUDDY_TEST_KEY" in status_text(screen)
+        await wait_for(pilot, lambda: "$CATBUDDY_TEST_KEY" in status_text(screen), what="the variable")
 
 
 async def test_saving_without_a_key_for_a_remote_endpoint_asks_for_a_second_press(
@@ -86,8 +85,8 @@ async def test_saving_without_a_key_for_a_remote_endpoint_asks_for_a_second_pres
         screen = await setup_screen(app, pilot)
         fill(screen, REMOTE)
         await pilot.click("#setup-save")
-        await pilot.pause(0.1)
-        assert "No API key" in result_text(screen) and "again" in result_text(screen)
+        await wait_for(pilot, lambda: "again" in result_text(screen), what="the second-press instruction")
+        assert "No API key" in result_text(screen)
         assert app.screen is screen and not (workspace.home / "config.toml").exists()
         # Textual ignores a click while the button still shows its 0.2 s pressed effect.
         save = screen.query_one("#setup-save")
@@ -102,7 +101,7 @@ async def test_a_local_endpoint_saves_without_a_key_at_once_but_says_so(fake_app
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await setup_screen(app, pilot)
         fill(screen, LOCAL)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: "fine for a local server" in status_text(screen), what="the local note")
         assert status_text(screen).startswith("⚠ " + missing_key_message(LOCAL, "OPENAI_API_KEY")[:40])
         assert "fine for a local server" in status_text(screen)
         await pilot.click("#setup-save")
