@@ -15,6 +15,8 @@ import tempfile
 import zlib
 from pathlib import Path
 
+from catbuddy.errors import CatbuddyError
+
 TREE_MODE = b"40000"
 REGULAR_MODE = b"100644"
 EXECUTABLE_MODE = b"100755"
@@ -25,7 +27,7 @@ TreeEntries = dict[bytes, tuple[bytes, bytes]]  # name -> (mode, binary object i
 Change = tuple[bytes, bytes] | None  # (mode, binary blob id), or None: the path is deleted
 
 
-class NotLoose(Exception):
+class NotLoose(CatbuddyError):
     """An object the capture needs is not a loose object here (packed, or missing)."""
 
 
@@ -104,7 +106,7 @@ def updated_tree(store: LooseObjects, root: bytes, changes: dict[bytes, Change])
         return None
 
 
-class _Conflict(Exception):
+class _Conflict(CatbuddyError):
     pass
 
 

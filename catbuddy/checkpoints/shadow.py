@@ -54,7 +54,7 @@ class CheckpointError(CatbuddyError):
     """The shadow repository could not do what was asked (no git, a full disk, a broken repository)."""
 
 
-class _GitDecides(Exception):
+class _GitDecides(CatbuddyError):
     """A path the Python capture leaves to git (a folder, a file over the size cap)."""
 
 
