@@ -65,7 +65,7 @@ from catbuddy.safety.policy import ApprovalPolicy
 from catbuddy.sandbox import describe as sandbox_description
 from catbuddy.session.conversation import Conversation
 from catbuddy.session.fork import FORKED_KIND, fork_session
-from catbuddy.session.history import REWIND_KIND, HistoryEntry, message_number
+from catbuddy.session.history import RESTORED_META_KEY, REWIND_KIND, HistoryEntry, message_number
 from catbuddy.session.store import Session, SessionInfo, SessionStore
 from catbuddy.tools.base import ToolContext
 from catbuddy.tools.registry import ToolRegistry, edit_tools_for, offer_edit_tools
@@ -131,6 +131,8 @@ class AgentLoop:
         self.hooks = hook_runner(workspace, settings)
         self.queued: list[str] = []
         self._notes_for_model: list[str] = []  # told with the next user message (after /undo, /redo)
+        # The same restores as data, kept in that message's meta for the compaction ledger.
+        self._restores_for_model: list[dict[str, Any]] = []
         self.pending_images: list[Path] = []  # `--image FILE`: attached to the next turn's message
         self._conversation: Conversation | None = None
         self._compaction = CompactionState()
@@ -249,6 +251,7 @@ class AgentLoop:
     def _set_conversation(self, conversation: Conversation) -> None:
         self._conversation = conversation
         self._notes_for_model = []  # a note belongs to the session it was made in
+        self._restores_for_model = []
         self._compaction = CompactionState()
         self.tool_context.session_id = conversation.id  # what `recall` searches
         self.emit(
@@ -472,9 +475,10 @@ class AgentLoop:
             else None
         )
         prompt = command.prompt if command is not None else text
+        message_meta = {RESTORED_META_KEY: self._restores_for_model} if self._restores_for_model else None
         if self._notes_for_model:  # what changed outside the conversation since the last turn
             prompt = prompt + "\n\n" + "\n".join(self._notes_for_model)
-            self._notes_for_model = []
+            self._notes_for_model, self._restores_for_model = [], []
         ctx = self.turn_context(*((command.model, command.allowed_tools) if command else ()))
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
@@ -484,7 +488,7 @@ class AgentLoop:
             self.emit(Notice(command.notice, "warning"))
         try:
             runner.images, self.pending_images = self.pending_images, []
-            outcome = await runner.run(prompt)
+            outcome = await runner.run(prompt, message_meta)
         except asyncio.CancelledError:
             runner.keep_partial_work()
             self.emit(TurnStopped(self._turns))
@@ -632,6 +636,7 @@ class AgentLoop:
         """The history still shows the undone edits: the next user message tells the model."""
         shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
         when = "after" if action == "redo" else "before"
+        self._restores_for_model.append({"action": action, "turns": list(turns), "paths": list(paths)})
         self._notes_for_model.append(
             f"[catbuddy: the user ran {action}; these files are back as they were {when} turn "
             f"{', '.join(turns)}: {shown}. Read a file again before editing it.]"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,7 +95,9 @@ class TurnRunner:
 
     # --- the turn ---------------------------------------------------------------------------------
 
-    async def run(self, user_text: str) -> TurnOutcome:
+    async def run(self, user_text: str, message_meta: Mapping[str, Any] | None = None) -> TurnOutcome:
+        """One turn for ``user_text``; ``message_meta`` is kept beside the user's message (what the user
+        put back since the last turn, for the compaction ledger)."""
         ctx = self.ctx
         last_text = ""
         # Hooks first, then @-mentions and images (agent/user_input.py): a refusal raises before anything is kept.
@@ -107,7 +109,7 @@ class TurnRunner:
             # governance, reply, usage, tool results) are written as they happen, fsync'd together.
             with ctx.conversation.group():
                 if iteration == 1:
-                    ctx.conversation.append(message)
+                    ctx.conversation.append(message, message_meta)
                 outcome = await self._iteration(iteration, last_text)
             if isinstance(outcome, TurnOutcome):
                 go_on = await self._stop_hooks(outcome, stop_blocks)

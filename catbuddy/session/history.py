@@ -29,11 +29,17 @@ REWIND_KIND = "conversation_rewound"  # an event record: the messages from ``to`
 REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
 
 
+# A user message's meta: the files the user put back (/undo, /redo, /rewind) since the turn before, as
+# [{"action", "turns", "paths"}], for the compaction ledger; the message's text tells the model.
+RESTORED_META_KEY = "restored"
+
+
 @dataclass
 class HistoryEntry:
     id: str  # the message record id, e.g. "m000042"
     message: dict[str, Any]  # the OpenAI dict as loaded (shared, not copied: do not mutate)
-    meta: dict[str, Any] | None = None  # a tool message's stored ToolMeta (catbuddy.tool_meta); never sent
+    # A tool message's stored ToolMeta (catbuddy.tool_meta), or a user message's RESTORED_META_KEY; never sent.
+    meta: dict[str, Any] | None = None
 
 
 @dataclass

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 from catbuddy.agent.events import CheckpointSaved, FilesRestored
+from catbuddy.config import ContextSettings
+from catbuddy.session.records import CompactionRecord
 from catbuddy.session.store import SessionStore
 from catbuddy.testing.script import Reply
 
@@ -15,7 +17,7 @@ def events_of(path, kind: str) -> list[dict]:
     return [line for line in lines if line.get("type") == "event" and line.get("kind") == kind]
 
 
-async def two_turns(workspace, scripted_llm, make_loop):
+async def two_turns(workspace, scripted_llm, make_loop, **settings):
     root = workspace.work_root
     (root / "a.txt").write_text("one\n")
     scripted_llm.push(
@@ -24,7 +26,7 @@ async def two_turns(workspace, scripted_llm, make_loop):
         Reply.tool_call("write_file", {"path": "b.txt", "content": "new\n"}),
         Reply.text("second done"),
     )
-    loop, events = await make_loop(scripted_llm)
+    loop, events = await make_loop(scripted_llm, **settings)
     await loop.run_turn("first request")
     await loop.run_turn("second request")
     return loop, events
@@ -57,6 +59,25 @@ async def test_undo_in_the_app_restores_the_latest_turn_and_records_it(workspace
         last_user.startswith("go on")
         and "ran undo; these files are back as they were before turn t2: b.txt." in last_user
     )
+
+
+async def test_an_undo_reaches_the_compaction_ledger(workspace, scripted_llm, make_loop):
+    loop, _ = await two_turns(workspace, scripted_llm, make_loop, context=ContextSettings(compact_keep_recent=2))
+    plan = await loop.plan_restore("undo")
+    assert plan is not None
+    await loop.restore_files(plan, "undo")
+    scripted_llm.push(Reply.text("noted"), Reply.text("fine"), Reply.text("## Goal\nthe summary"))
+    await loop.run_turn("go on")
+    await loop.run_turn("and then")  # the last turn stays verbatim; "go on" is folded
+
+    result = await loop.compact()
+
+    assert result.ok
+    [record] = [r for r in loop.session.load().records if isinstance(r, CompactionRecord)]
+    [note] = record.extra["ledger"]["restores"]
+    assert note["tool"] == "undo" and note["text"] == "`b.txt` back as before turn t2"
+    go_on = next(e for e in loop.conversation.transcript if str(e.message.get("content")).startswith("go on"))
+    assert note["id"] == go_on.id
 
 
 async def test_rewind_restores_files_and_the_next_request_ends_before_the_message(

@@ -34,7 +34,7 @@ from catbuddy.context.compaction.ledger_model import (
 )
 from catbuddy.context.compaction.prompts import render
 from catbuddy.messages import content_text
-from catbuddy.session.history import HistoryEntry
+from catbuddy.session.history import RESTORED_META_KEY, HistoryEntry
 from catbuddy.tool_meta import Change, FactKind, LedgerFact, PathChange, ToolMeta, ToolStatus
 
 __all__ = [
@@ -59,8 +59,11 @@ MAX_SEARCHES = 10
 MAX_SKILLS = 20
 MAX_MCP_TOOLS = 30
 MAX_MALFORMED = 10
+MAX_RESTORES = 10
 # The order in which the bound drops entries; changed files are never dropped.
-DROP_ORDER = ("reads", "commands", "searches", "urls", "errors", "tests", "malformed", "mcp_tools", "skills")
+DROP_ORDER = (
+    "reads", "commands", "searches", "urls", "errors", "tests", "malformed", "mcp_tools", "skills", "restores"
+)  # fmt: skip
 
 
 def render_ledger(ledger: Ledger) -> str:
@@ -107,7 +110,9 @@ class _Builder:
         for entry in entries:
             message = entry.message if isinstance(entry.message, Mapping) else {}
             role = message.get("role")
-            if role == "assistant":
+            if role == "user" and entry.meta:
+                self._restores(entry)
+            elif role == "assistant":
                 for call in _calls(message.get("tool_calls"), entry.id):
                     pending[call.id] = call
             elif role == "tool":
@@ -116,6 +121,17 @@ class _Builder:
                     self._safely(answered, entry)
         for call in pending.values():  # a call that never got its result
             self._safely(call, None)
+
+    def _restores(self, entry: HistoryEntry) -> None:
+        """What the user put back before this message (/undo, /redo, /rewind), stored in its meta."""
+        restored = (entry.meta or {}).get(RESTORED_META_KEY)
+        for item in restored if isinstance(restored, list) else []:
+            if not isinstance(item, Mapping):
+                continue
+            paths = [str(p) for p in item.get("paths") or [] if isinstance(p, str)]
+            turns = [str(t) for t in item.get("turns") or [] if isinstance(t, str)]
+            if paths:
+                self.writer.restored(str(item.get("action") or "undo"), paths, turns, entry.id)
 
     def _safely(self, call: _Call, result: HistoryEntry | None) -> None:
         mid = result.id if result is not None else call.message_id
@@ -246,6 +262,7 @@ def _cap(ledger: Ledger) -> None:
     _trim_map(ledger, "skills", MAX_SKILLS)
     _trim_map(ledger, "mcp_tools", MAX_MCP_TOOLS)
     _trim_list(ledger, "malformed", MAX_MALFORMED)
+    _trim_list(ledger, "restores", MAX_RESTORES)
 
 
 def bound_ledger(ledger: Ledger, max_tokens: int, count: Callable[[str], int]) -> Ledger:

@@ -19,6 +19,7 @@ from catbuddy.text import cut_line
 LEDGER_VERSION = 1
 COMMAND_CHARS = 200
 ERROR_CHARS = 200
+RESTORED_PATHS_SHOWN = 20  # files named per undo, redo or rewind
 FAILING_STATUSES = ("failed", "timeout", "killed", "unknown")  # a command whose output tail is kept
 
 
@@ -74,6 +75,8 @@ class Ledger:
     skills: dict[str, str] = field(default_factory=dict)
     mcp_tools: dict[str, int] = field(default_factory=dict)  # name -> calls
     malformed: list[Note] = field(default_factory=list)
+    # Files the user put back with /undo, /redo or /rewind: tool = the action, text = the files and turns.
+    restores: list[Note] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)  # entries the bounds left out, per list
 
     # --- storage --------------------------------------------------------------------------------
@@ -103,13 +106,14 @@ class Ledger:
         ledger.tests = _load_list(TestRun, data.get("tests"))
         ledger.errors = _load_list(Note, data.get("errors"))
         ledger.malformed = _load_list(Note, data.get("malformed"))
+        ledger.restores = _load_list(Note, data.get("restores"))
         return ledger
 
     @property
     def empty(self) -> bool:
         return not any(
             (self.reads, self.changes, self.commands, self.tests, self.errors, self.urls, self.searches,
-             self.skills, self.mcp_tools, self.malformed)
+             self.skills, self.mcp_tools, self.malformed, self.restores)
         )  # fmt: skip
 
     @property
@@ -132,6 +136,7 @@ class Ledger:
             "skills": list(self.skills.items()),
             "mcp_tools": list(self.mcp_tools.items()),
             "malformed": self.malformed,
+            "restores": self.restores,
             "dropped": {k: v for k, v in self.dropped.items() if v},
         }
 
@@ -238,6 +243,12 @@ class LedgerWriter:
 
     def malformed(self, tool: str, problem: str, mid: str) -> None:
         self.ledger.malformed.append(Note(tool or "(no name)", mid, problem))
+
+    def restored(self, action: str, paths: list[str], turns: list[str], mid: str) -> None:
+        shown = ", ".join(f"`{self.path(p) or p}`" for p in paths[:RESTORED_PATHS_SHOWN])
+        more = f" and {len(paths) - RESTORED_PATHS_SHOWN} more" if len(paths) > RESTORED_PATHS_SHOWN else ""
+        when = "after" if action == "redo" else "before"
+        self.ledger.restores.append(Note(action, mid, f"{shown}{more} back as {when} turn {', '.join(turns)}"))
 
 
 # --- loading helpers ------------------------------------------------------------------------------

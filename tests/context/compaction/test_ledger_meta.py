@@ -157,3 +157,29 @@ def test_an_unreadable_outcome_falls_back_to_the_text() -> None:
     s.call("exec", {"command": "make"}, "done\n\nExit code: 0", None)
     s.entries[-1].meta = {"status": "no such status"}
     assert [(c.command, c.status) for c in build_ledger(None, s.entries).commands] == [("make", "ok")]
+
+
+def test_files_the_user_put_back_are_in_the_ledger_from_the_next_messages_meta() -> None:
+    # Issue 26: /undo, /redo and /rewind are records, and the ledger notes them.
+    restored = [
+        {"action": "undo", "turns": ["t2"], "paths": ["b.txt"]},
+        {"action": "redo", "turns": ["t2"], "paths": ["b.txt", "c.txt"]},
+    ]
+    entries = [HistoryEntry("m000009", {"role": "user", "content": "go on"}, {"restored": restored})]
+
+    ledger = build_ledger(None, entries)
+    again = build_ledger(ledger.to_dict(), [])  # stored as data: the next compaction merges it
+
+    assert [(n.tool, n.id, n.text) for n in again.restores] == [
+        ("undo", "m000009", "`b.txt` back as before turn t2"),
+        ("redo", "m000009", "`b.txt`, `c.txt` back as after turn t2"),
+    ]
+    text = render_ledger(again)
+    assert "Files the user put back (undo, redo, rewind; read them again before editing):" in text
+    assert "- undo before m000009: `b.txt` back as before turn t2" in text
+
+
+def test_a_user_message_meta_without_restores_adds_nothing() -> None:
+    entries = [HistoryEntry("m000001", {"role": "user", "content": "hi"}, {"restored": "not a list"})]
+
+    assert build_ledger(None, entries).empty
