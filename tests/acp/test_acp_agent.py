@@ -107,6 +107,36 @@ async def test_reads_go_through_the_editor_so_unsaved_buffers_are_seen(editor, p
     assert "return a + b" in tool_message["content"] and "return a - b" not in tool_message["content"]
 
 
+async def test_an_edit_applies_to_the_unsaved_buffer_and_keeps_the_users_unsaved_changes(
+    editor, project, scripted_llm
+):
+    path = project / "calc.py"
+    path.write_bytes(b"def add(a, b):\r\n    return a - b\r\n")  # on disk, CRLF
+    unsaved = "# the user's unsaved note\ndef add(a, b):\n    return a - b\n"  # the editor's buffer
+    edit = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+    scripted_llm.push(Reply.tool_call("edit_file", edit), Reply.text("fixed"))
+    client = EditorClient(buffers={str(path): unsaved})
+    async with editor(client) as (conn, session_id, _):
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("fix add")]), TIMEOUT)
+
+    expected = "# the user's unsaved note\ndef add(a, b):\n    return a + b\n"
+    assert path.read_bytes() == expected.replace("\n", "\r\n").encode()  # the file's own line endings
+    assert client.writes[str(path)].replace("\r\n", "\n") == expected
+
+
+async def test_an_edit_of_text_only_the_buffer_has_lands(editor, project, scripted_llm):
+    path = project / "calc.py"
+    path.write_text("x = 1\n")
+    edit = {"path": "calc.py", "old_string": "y = 2", "new_string": "y = 3"}
+    scripted_llm.push(Reply.tool_call("edit_file", edit), Reply.text("done"))
+    client = EditorClient(buffers={str(path): "x = 1\ny = 2\n"})
+    async with editor(client) as (conn, session_id, _):
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("bump y")]), TIMEOUT)
+
+    assert path.read_text() == "x = 1\ny = 3\n"
+    assert not scripted_llm.requests[1].messages[-1]["content"].startswith("Error")
+
+
 async def test_a_loaded_session_replays_and_continues(editor, scripted_llm):
     scripted_llm.push(Reply.text("first answer"), Reply.text("second answer"))
     async with editor(EditorClient()) as (conn, session_id, _):
