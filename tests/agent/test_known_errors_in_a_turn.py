@@ -42,7 +42,7 @@ async def test_after_the_space_is_freed_the_session_goes_on(scripted_llm, make_l
 
 
 async def test_a_bug_during_a_turn_is_the_only_unexpected_error(scripted_llm, make_loop, monkeypatch):
-    async def broken(self, text):  # a bug in catbuddy: nothing it knows how to explain
+    async def broken(self, text, meta=None):  # a bug in catbuddy: nothing it knows how to explain
         raise KeyError("boom")
 
     monkeypatch.setattr(TurnRunner, "run", broken)
@@ -58,7 +58,7 @@ async def test_a_bug_during_a_turn_is_the_only_unexpected_error(scripted_llm, ma
 async def test_a_known_error_from_anywhere_in_a_turn_shows_its_message_and_hint(
     scripted_llm, make_loop, monkeypatch
 ):
-    async def refused(self, text):
+    async def refused(self, text, meta=None):
         raise CatbuddyError("The thing could not be done.", "Do the other thing.")
 
     monkeypatch.setattr(TurnRunner, "run", refused)
