@@ -22,6 +22,7 @@ REGULAR_MODE = b"100644"
 EXECUTABLE_MODE = b"100755"
 SYMLINK_MODE = b"120000"
 OID_BYTES = 20
+MAX_CACHED_TREES = 2_000  # a long session writes a few trees per turn: start over past this many
 
 TreeEntries = dict[bytes, tuple[bytes, bytes]]  # name -> (mode, binary object id)
 Change = tuple[bytes, bytes] | None  # (mode, binary blob id), or None: the path is deleted
@@ -34,6 +35,8 @@ class NotLoose(CatbuddyError):
 class LooseObjects:
     def __init__(self, git_dir: Path) -> None:
         self.objects = git_dir / "objects"
+        # Trees read, by id: content-addressed, so never stale; a capture walks the same trees per path.
+        self._trees: dict[bytes, TreeEntries] = {}
 
     def _path(self, oid: bytes) -> Path:
         hexid = oid.hex()
@@ -71,10 +74,15 @@ class LooseObjects:
         return oid
 
     def tree(self, oid: bytes) -> TreeEntries:
-        kind, body = self.read(oid)
-        if kind != b"tree":
-            raise NotLoose(oid.hex())
-        return parse_tree(body)
+        """A tree's entries (a copy: the caller may change it)."""
+        if oid not in self._trees:
+            if len(self._trees) >= MAX_CACHED_TREES:
+                self._trees.clear()
+            kind, body = self.read(oid)
+            if kind != b"tree":
+                raise NotLoose(oid.hex())
+            self._trees[oid] = parse_tree(body)
+        return dict(self._trees[oid])
 
 
 def parse_tree(body: bytes) -> TreeEntries:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catbuddy.checkpoints.objects import (
+    EMPTY_TREE_OID,
     EXECUTABLE_MODE,
     REGULAR_MODE,
     SYMLINK_MODE,
@@ -39,7 +40,7 @@ IDENTITY = {
     "GIT_COMMITTER_EMAIL": "checkpoints@catbuddy.invalid",
 }
 MAX_NAMED_PATHS = 200  # more paths than this are looked up in a listing of the whole tree
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+EMPTY_TREE = EMPTY_TREE_OID.hex()  # git's well-known empty tree
 # The shadow stores the files' bytes as they are: no end-of-line conversion, no clean filter (Git LFS
 # would store a pointer), no re-encoding, whatever the work tree's .gitattributes ask. The shadow's
 # info/attributes outranks every .gitattributes.
