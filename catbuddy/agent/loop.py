@@ -130,8 +130,8 @@ class AgentLoop:
         self.approvals = ApprovalBroker()
         self.hooks = hook_runner(workspace, settings)
         self.queued: list[str] = []
-        self._notes_for_model: list[str] = []  # told with the next user message (after /undo, /redo)
-        # The same restores as data, kept in that message's meta for the compaction ledger.
+        # Files put back (/undo, /redo, /rewind) since the last turn: the next user message tells the model,
+        # and keeps them as data in its meta for the compaction ledger.
         self._restores_for_model: list[dict[str, Any]] = []
         self.pending_images: list[Path] = []  # `--image FILE`: attached to the next turn's message
         self._conversation: Conversation | None = None
@@ -250,8 +250,7 @@ class AgentLoop:
 
     def _set_conversation(self, conversation: Conversation) -> None:
         self._conversation = conversation
-        self._notes_for_model = []  # a note belongs to the session it was made in
-        self._restores_for_model = []
+        self._restores_for_model = []  # a restore belongs to the session it was made in
         self._compaction = CompactionState()
         self.tool_context.session_id = conversation.id  # what `recall` searches
         self.emit(
@@ -475,10 +474,11 @@ class AgentLoop:
             else None
         )
         prompt = command.prompt if command is not None else text
-        message_meta = {RESTORED_META_KEY: self._restores_for_model} if self._restores_for_model else None
-        if self._notes_for_model:  # what changed outside the conversation since the last turn
-            prompt = prompt + "\n\n" + "\n".join(self._notes_for_model)
-            self._notes_for_model, self._restores_for_model = [], []
+        message_meta = None
+        if self._restores_for_model:  # what changed outside the conversation since the last turn
+            prompt = prompt + "\n\n" + "\n".join(_restore_note(**r) for r in self._restores_for_model)
+            message_meta = {RESTORED_META_KEY: self._restores_for_model}
+            self._restores_for_model = []
         ctx = self.turn_context(*((command.model, command.allowed_tools) if command else ()))
         runner = self._runner = TurnRunner(ctx, CompactionManager(ctx, self._compaction))
         self.bus.set_state(LoopState.RUN)
@@ -634,13 +634,7 @@ class AgentLoop:
 
     def _note_restored(self, action: str, paths: list[str], turns: list[str]) -> None:
         """The history still shows the undone edits: the next user message tells the model."""
-        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
-        when = "after" if action == "redo" else "before"
         self._restores_for_model.append({"action": action, "turns": list(turns), "paths": list(paths)})
-        self._notes_for_model.append(
-            f"[catbuddy: the user ran {action}; these files are back as they were {when} turn "
-            f"{', '.join(turns)}: {shown}. Read a file again before editing it.]"
-        )
 
     async def rewind_conversation(self, message_id: str) -> int:
         """The conversation ends just before ``message_id`` (a record; the file only grows); returns
@@ -681,3 +675,13 @@ class AgentLoop:
             if old is not None:
                 self._open_session(old.id)
             raise
+
+
+def _restore_note(action: str, turns: list[str], paths: list[str]) -> str:
+    """What the model is told of one /undo, /redo or /rewind, with the next user message."""
+    shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+    when = "after" if action == "redo" else "before"
+    return (
+        f"[catbuddy: the user ran {action}; these files are back as they were {when} turn "
+        f"{', '.join(turns)}: {shown}. Read a file again before editing it.]"
+    )
